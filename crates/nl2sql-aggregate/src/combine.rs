@@ -1,0 +1,310 @@
+//! Combine operations (aggregation.md §3): standalone, union, inner join, and compare
+//! (full outer join with side-by-side columns and numeric differences).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, RecordBatch, UInt32Array, new_null_array};
+use arrow::compute::kernels::numeric::sub;
+use arrow::compute::{cast, concat_batches, interleave, take};
+use arrow::datatypes::{DataType, Field, Schema};
+use arrow::error::ArrowError;
+use arrow::row::{RowConverter, SortField};
+use nl2sql_plan::{CombineOperation, JoinKeyPair};
+
+/// Applies `operation` to the ordered inputs.
+pub(crate) fn combine(
+    operation: CombineOperation,
+    inputs: &[&RecordBatch],
+    keys: &[JoinKeyPair],
+) -> Result<RecordBatch, ArrowError> {
+    let Some(first) = inputs.first() else {
+        return Ok(RecordBatch::new_empty(Arc::new(Schema::empty())));
+    };
+    match operation {
+        CombineOperation::Standalone => Ok((*first).clone()),
+        CombineOperation::Union => union(inputs),
+        CombineOperation::Join | CombineOperation::Compare => {
+            let Some(right) = inputs.get(1) else {
+                return Ok((*first).clone());
+            };
+            if operation == CombineOperation::Join {
+                join(first, right, keys)
+            } else {
+                compare(first, right, keys)
+            }
+        }
+    }
+}
+
+fn invalid(message: String) -> ArrowError {
+    ArrowError::InvalidArgumentError(message)
+}
+
+fn column<'a>(t: &'a RecordBatch, name: &str) -> Result<&'a ArrayRef, ArrowError> {
+    t.schema()
+        .index_of(name)
+        .map(|i| t.column(i))
+        .map_err(|_| invalid(format!("column '{name}' does not exist")))
+}
+
+fn is_numeric(t: &DataType) -> bool {
+    t.is_numeric()
+}
+
+fn is_integer(t: &DataType) -> bool {
+    t.is_integer()
+}
+
+/// The type both sides are compared or merged in, if any.
+fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
+    if a == b {
+        Some(a.clone())
+    } else if *a == DataType::Null {
+        Some(b.clone())
+    } else if *b == DataType::Null {
+        Some(a.clone())
+    } else if is_integer(a) && is_integer(b) {
+        Some(DataType::Int64)
+    } else if is_numeric(a) && is_numeric(b) {
+        Some(DataType::Float64)
+    } else {
+        None
+    }
+}
+
+fn union(inputs: &[&RecordBatch]) -> Result<RecordBatch, ArrowError> {
+    let first = inputs[0].schema();
+    let mut fields = Vec::new();
+    for field in first.fields() {
+        let mut dtype = field.data_type().clone();
+        for other in &inputs[1..] {
+            let o = other.schema();
+            let Ok(of) = o.field_with_name(field.name()) else {
+                return Err(invalid(format!(
+                    "union inputs have incompatible columns: '{}' is missing from an input",
+                    field.name()
+                )));
+            };
+            dtype = common_type(&dtype, of.data_type()).ok_or_else(|| {
+                invalid(format!(
+                    "union inputs have incompatible columns: '{}' is {} and {}",
+                    field.name(),
+                    dtype,
+                    of.data_type()
+                ))
+            })?;
+        }
+        fields.push(Field::new(field.name(), dtype, true));
+    }
+    for other in &inputs[1..] {
+        if other.num_columns() != first.fields().len() {
+            return Err(invalid(
+                "union inputs have incompatible columns: different column sets".to_owned(),
+            ));
+        }
+    }
+    let schema = Arc::new(Schema::new(fields));
+    let aligned = inputs
+        .iter()
+        .map(|t| {
+            let columns = schema
+                .fields()
+                .iter()
+                .map(|f| cast(column(t, f.name())?, f.data_type()))
+                .collect::<Result<Vec<_>, _>>()?;
+            RecordBatch::try_new(schema.clone(), columns)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    concat_batches(&schema, &aligned)
+}
+
+/// Key columns of both sides cast to common types.
+fn key_columns(
+    left: &RecordBatch,
+    right: &RecordBatch,
+    keys: &[JoinKeyPair],
+) -> Result<(Vec<ArrayRef>, Vec<ArrayRef>), ArrowError> {
+    let mut l = Vec::new();
+    let mut r = Vec::new();
+    for k in keys {
+        let (lc, rc) = (column(left, &k.left)?, column(right, &k.right)?);
+        let t = common_type(lc.data_type(), rc.data_type()).ok_or_else(|| {
+            invalid(format!(
+                "join key types differ: '{}' is {} and '{}' is {}",
+                k.left,
+                lc.data_type(),
+                k.right,
+                rc.data_type()
+            ))
+        })?;
+        l.push(cast(lc, &t)?);
+        r.push(cast(rc, &t)?);
+    }
+    Ok((l, r))
+}
+
+/// Row pairs (left row, matching right row if any) and which right rows matched.
+type Matches = (Vec<(usize, Option<usize>)>, Vec<bool>);
+
+/// Matching (left, right) row pairs: left rows in order, each with its right matches in
+/// right order; null keys never match. Also returns which right rows matched.
+fn match_rows(
+    lkeys: &[ArrayRef],
+    rkeys: &[ArrayRef],
+    left_rows: usize,
+    right_rows: usize,
+) -> Result<Matches, ArrowError> {
+    let fields = lkeys
+        .iter()
+        .map(|c| SortField::new(c.data_type().clone()))
+        .collect();
+    let converter = RowConverter::new(fields)?;
+    let lrows = converter.convert_columns(lkeys)?;
+    let rrows = converter.convert_columns(rkeys)?;
+    let has_null = |cols: &[ArrayRef], i: usize| cols.iter().any(|c| c.is_null(i));
+    let mut index: HashMap<&[u8], Vec<usize>> = HashMap::new();
+    for i in 0..right_rows {
+        if !has_null(rkeys, i) {
+            index.entry(rrows.row(i).data()).or_default().push(i);
+        }
+    }
+    let mut pairs = Vec::new();
+    let mut matched = vec![false; right_rows];
+    for i in 0..left_rows {
+        let hits = if has_null(lkeys, i) {
+            None
+        } else {
+            index.get(lrows.row(i).data())
+        };
+        match hits {
+            Some(hits) => {
+                for &j in hits {
+                    matched[j] = true;
+                    pairs.push((i, Some(j)));
+                }
+            }
+            None => pairs.push((i, None)),
+        }
+    }
+    Ok((pairs, matched))
+}
+
+fn indices(values: impl Iterator<Item = Option<usize>>) -> Result<UInt32Array, ArrowError> {
+    values
+        .map(|v| v.map(u32::try_from).transpose())
+        .collect::<Result<UInt32Array, _>>()
+        .map_err(|_| invalid("table too large".to_owned()))
+}
+
+/// Appends `name` (suffixed `_right` on collision).
+fn push_column(fields: &mut Vec<Field>, columns: &mut Vec<ArrayRef>, name: &str, col: ArrayRef) {
+    let name = if fields.iter().any(|f| f.name() == name) {
+        format!("{name}_right")
+    } else {
+        name.to_owned()
+    };
+    fields.push(Field::new(name, col.data_type().clone(), true));
+    columns.push(col);
+}
+
+fn join(
+    left: &RecordBatch,
+    right: &RecordBatch,
+    keys: &[JoinKeyPair],
+) -> Result<RecordBatch, ArrowError> {
+    let (lk, rk) = key_columns(left, right, keys)?;
+    let (pairs, _) = match_rows(&lk, &rk, left.num_rows(), right.num_rows())?;
+    let pairs: Vec<(usize, usize)> = pairs
+        .into_iter()
+        .filter_map(|(l, r)| r.map(|r| (l, r)))
+        .collect();
+    let li = indices(pairs.iter().map(|p| Some(p.0)))?;
+    let ri = indices(pairs.iter().map(|p| Some(p.1)))?;
+    let (mut fields, mut columns) = (Vec::new(), Vec::new());
+    let ls = left.schema();
+    for (f, c) in ls.fields().iter().zip(left.columns()) {
+        push_column(&mut fields, &mut columns, f.name(), take(c, &li, None)?);
+    }
+    let rs = right.schema();
+    for (f, c) in rs.fields().iter().zip(right.columns()) {
+        if !keys.iter().any(|k| &k.right == f.name()) {
+            push_column(&mut fields, &mut columns, f.name(), take(c, &ri, None)?);
+        }
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+}
+
+fn compare(
+    left: &RecordBatch,
+    right: &RecordBatch,
+    keys: &[JoinKeyPair],
+) -> Result<RecordBatch, ArrowError> {
+    let (lk, rk) = key_columns(left, right, keys)?;
+    let (mut pairs, matched) = match_rows(&lk, &rk, left.num_rows(), right.num_rows())?;
+    let mut rows: Vec<(Option<usize>, Option<usize>)> =
+        pairs.drain(..).map(|(l, r)| (Some(l), r)).collect();
+    rows.extend(
+        matched
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| !**m)
+            .map(|(j, _)| (None, Some(j))),
+    );
+    let li = indices(rows.iter().map(|p| p.0))?;
+    let ri = indices(rows.iter().map(|p| p.1))?;
+    let (mut fields, mut columns) = (Vec::new(), Vec::new());
+    for (k, (lc, rc)) in keys.iter().zip(lk.iter().zip(&rk)) {
+        let picks: Vec<(usize, usize)> = rows
+            .iter()
+            .map(|p| match p {
+                (Some(l), _) => (0, *l),
+                (None, Some(r)) => (1, *r),
+                (None, None) => (0, 0),
+            })
+            .collect();
+        let merged = if rows.is_empty() {
+            new_null_array(lc.data_type(), 0)
+        } else {
+            interleave(&[lc.as_ref(), rc.as_ref()], &picks)?
+        };
+        push_column(&mut fields, &mut columns, &k.left, merged);
+    }
+    let ls = left.schema();
+    let rs = right.schema();
+    let left_rest: Vec<usize> = (0..ls.fields().len())
+        .filter(|i| !keys.iter().any(|k| &k.left == ls.field(*i).name()))
+        .collect();
+    let right_rest: Vec<usize> = (0..rs.fields().len())
+        .filter(|i| !keys.iter().any(|k| &k.right == rs.field(*i).name()))
+        .collect();
+    let mut left_taken = Vec::new();
+    for &i in &left_rest {
+        let col = take(left.column(i), &li, None)?;
+        left_taken.push((ls.field(i).name().clone(), col.clone()));
+        push_column(&mut fields, &mut columns, ls.field(i).name(), col);
+    }
+    let mut right_taken = Vec::new();
+    for &i in &right_rest {
+        let col = take(right.column(i), &ri, None)?;
+        right_taken.push((rs.field(i).name().clone(), col.clone()));
+        push_column(&mut fields, &mut columns, rs.field(i).name(), col);
+    }
+    for (name, lcol) in &left_taken {
+        let Some((_, rcol)) = right_taken.iter().find(|(n, _)| n == name) else {
+            continue;
+        };
+        let (lt, rt) = (lcol.data_type(), rcol.data_type());
+        if !(is_numeric(lt) && is_numeric(rt)) {
+            continue;
+        }
+        let t = if is_integer(lt) && is_integer(rt) {
+            DataType::Int64
+        } else {
+            DataType::Float64
+        };
+        let diff = sub(&cast(lcol, &t)?, &cast(rcol, &t)?)?;
+        push_column(&mut fields, &mut columns, &format!("{name}_diff"), diff);
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+}

@@ -1,0 +1,186 @@
+//! The local filesystem backend: `<base>/<rendered template>`, written through a temporary
+//! file in the same directory, synced, then renamed.
+
+use std::fs::{self, File};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use nl2sql_state::{ArtifactRef, ErrorCode, PipelineError, Severity, sha256_hex};
+
+use crate::{ArtifactMeta, ArtifactStore, ArtifactTable, PathTemplate, parquet_io, time};
+
+/// Marker in the names of temporary files.
+const TMP_MARKER: &str = ".tmp-";
+
+/// Artifacts as parquet files under one base directory.
+#[derive(Debug, Clone)]
+pub struct LocalArtifactStore {
+    base: PathBuf,
+    template: PathTemplate,
+}
+
+impl LocalArtifactStore {
+    /// A store under `base` (created if missing) with `template`.
+    pub fn new(base: impl AsRef<Path>, template: PathTemplate) -> Result<Self, PipelineError> {
+        let base = base.as_ref();
+        fs::create_dir_all(base)
+            .and_then(|()| base.canonicalize())
+            .map(|base| LocalArtifactStore { base, template })
+            .map_err(|e| {
+                PipelineError::new(
+                    "artifact_store",
+                    ErrorCode::InvalidState,
+                    Severity::Error,
+                    format!("cannot use artifact directory '{}': {e}", base.display()),
+                )
+            })
+    }
+
+    /// The absolute base directory.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// Removes temporary files left by interrupted writes; returns how many. Run it at
+    /// start-up, when no write is in flight.
+    pub fn remove_temporary_files(&self) -> Result<usize, PipelineError> {
+        remove_tmp(&self.base).map_err(|e| write_error(&self.base, &e.to_string()))
+    }
+
+    fn resolve(&self, artifact: &ArtifactRef) -> Result<PathBuf, PipelineError> {
+        let Some(path) = artifact.uri.strip_prefix("file://") else {
+            return Err(read_error(format!(
+                "Unsupported local URI: '{}'",
+                artifact.uri
+            )));
+        };
+        let path = Path::new(path)
+            .canonicalize()
+            .map_err(|e| read_error(format!("artifact '{}' is missing: {e}", artifact.uri)))?;
+        if !path.starts_with(&self.base) {
+            return Err(read_error(format!(
+                "artifact '{}' is outside the store",
+                artifact.uri
+            )));
+        }
+        Ok(path)
+    }
+}
+
+impl ArtifactStore for LocalArtifactStore {
+    fn backend(&self) -> &'static str {
+        "local"
+    }
+
+    fn write(
+        &self,
+        meta: &ArtifactMeta,
+        schema: SchemaRef,
+        batches: &[RecordBatch],
+    ) -> Result<ArtifactRef, PipelineError> {
+        let relative = self.template.render(meta)?;
+        let path = self.base.join(&relative);
+        let columns = schema.fields().iter().map(|f| f.name().clone()).collect();
+        let bytes = parquet_io::encode(schema, batches)
+            .map_err(|e| write_error(&path, &format!("cannot encode parquet: {e}")))?;
+        write_atomically(&path, &bytes).map_err(|e| write_error(&path, &e.to_string()))?;
+        let row_count: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        Ok(ArtifactRef {
+            uri: format!("file://{}", path.display()),
+            backend: "local".to_owned(),
+            format: "parquet".to_owned(),
+            row_count: row_count as u64,
+            columns,
+            bytes: bytes.len() as u64,
+            content_hash: sha256_hex(&bytes),
+            created_at: time::now_utc(),
+            schema_version: meta.schema_version.clone(),
+            path_template: self.template.as_str().to_owned(),
+        })
+    }
+
+    fn read(&self, artifact: &ArtifactRef) -> Result<ArtifactTable, PipelineError> {
+        let path = self.resolve(artifact)?;
+        let bytes = fs::read(&path)
+            .map_err(|e| read_error(format!("cannot read artifact '{}': {e}", artifact.uri)))?;
+        let hash = sha256_hex(&bytes);
+        if hash != artifact.content_hash {
+            return Err(read_error(format!(
+                "artifact '{}' does not match its content hash (expected {}, found {hash})",
+                artifact.uri, artifact.content_hash
+            )));
+        }
+        let file = File::open(&path)
+            .map_err(|e| read_error(format!("cannot open artifact '{}': {e}", artifact.uri)))?;
+        parquet_io::decode(file).map_err(|e| {
+            read_error(format!(
+                "artifact '{}' is not readable parquet: {e}",
+                artifact.uri
+            ))
+        })
+    }
+}
+
+/// Writes `<path>.tmp-<uuid>`, syncs it, renames it to `path`, then syncs the directory.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        "{name}{TMP_MARKER}{}",
+        uuid::Uuid::new_v4().simple()
+    ));
+    let result = (|| {
+        let mut file = File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result?;
+    // Make the rename durable; not every platform can sync a directory.
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+fn remove_tmp(dir: &Path) -> std::io::Result<usize> {
+    let mut removed = 0;
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            removed += remove_tmp(&path)?;
+        } else if entry.file_name().to_string_lossy().contains(TMP_MARKER) {
+            fs::remove_file(&path)?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+fn write_error(path: &Path, message: &str) -> PipelineError {
+    PipelineError::new(
+        "artifact_store",
+        ErrorCode::ExecutionFailed,
+        Severity::Error,
+        format!("cannot write artifact '{}': {message}", path.display()),
+    )
+}
+
+fn read_error(message: String) -> PipelineError {
+    PipelineError::new(
+        "artifact_store",
+        ErrorCode::AggregatorFailed,
+        Severity::Error,
+        message,
+    )
+}

@@ -1,0 +1,60 @@
+//! The `nl2sql` binary: argument parsing, output formats and exit codes only; every
+//! decision is made by the library crates.
+//!
+//! Exit codes of the validator commands: 0 = ok, 1 = findings that block (rewrite or
+//! rejected), 2 = usage or configuration error.
+
+#![allow(clippy::print_stdout)] // reason: a CLI writes its results to standard output
+
+mod plan_dag;
+mod render_plan;
+mod validate_plan;
+mod validate_sql;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Answers questions over databases, safely.
+#[derive(Debug, Parser)]
+#[command(name = "nl2sql", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Checks that one SQL statement is a safe, valid, read-only query over a schema.
+    ValidateSql(validate_sql::Args),
+    /// Validates a PlanModel (JSON) against a schema and policy.
+    ValidatePlan(validate_plan::Args),
+    /// Prints the SQL of a PlanModel (JSON) in one dialect.
+    RenderPlan(render_plan::Args),
+    /// Validates a DecomposerResponse progressively and prints its ExecutionDAG.
+    PlanDag(plan_dag::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = if err.use_stderr() { 2 } else { 0 };
+            let _ = err.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::ValidateSql(args) => validate_sql::run(&args),
+        Command::ValidatePlan(args) => validate_plan::run(&args),
+        Command::RenderPlan(args) => render_plan::run(&args),
+        Command::PlanDag(args) => plan_dag::run(&args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

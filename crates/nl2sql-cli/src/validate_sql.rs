@@ -1,0 +1,138 @@
+//! `nl2sql validate-sql`: the SQL guard on one statement.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use clap::ValueEnum;
+use nl2sql_state::{Dialect, PolicyFile, SchemaContract};
+use nl2sql_validate::{GuardContext, GuardStatus, SqlGuard, schema_from_ddl, schema_from_json};
+
+/// Output format of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// Status line, then one line per issue, then the feedback.
+    Text,
+    /// One JSON object: status, issues, feedback, sql.
+    Json,
+}
+
+/// Arguments of `validate-sql`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Schema of the datasource: CREATE TABLE statements (.sql) or a JSON schema
+    /// snapshot (.json). Without it, tables and columns are not verified.
+    #[arg(long, value_name = "FILE")]
+    schema: Option<PathBuf>,
+    /// Datasource id used by the policy (default: the schema file's stem).
+    #[arg(long, value_name = "ID")]
+    datasource_id: Option<String>,
+    /// SQL dialect: duckdb, postgres, mysql, sqlite or generic (default: the JSON
+    /// schema's engine type, else generic).
+    #[arg(long, value_name = "D")]
+    dialect: Option<String>,
+    /// RBAC policy file (JSON); requires at least one --role.
+    #[arg(long, value_name = "FILE", requires = "role")]
+    policy: Option<PathBuf>,
+    /// Role of the caller (repeatable); requires --policy.
+    #[arg(long = "role", value_name = "R", requires = "policy")]
+    role: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// The SQL statement, or '-' (the default) to read it from standard input.
+    #[arg(value_name = "SQL")]
+    sql: Option<String>,
+}
+
+fn read_file(path: &Path, what: &str) -> anyhow::Result<String> {
+    std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {what} file '{}'", path.display()))
+}
+
+fn parse_dialect(name: &str) -> anyhow::Result<Dialect> {
+    name.parse::<Dialect>().map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+/// Loads the schema named by `--schema`, choosing DDL or JSON by extension (or content).
+fn load_schema(
+    path: &Path,
+    dialect: Option<Dialect>,
+    datasource_id: &str,
+) -> anyhow::Result<SchemaContract> {
+    let text = read_file(path, "schema")?;
+    let is_json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        || text.trim_start().starts_with('{');
+    let contract = if is_json {
+        schema_from_json(&text)
+    } else {
+        schema_from_ddl(&text, dialect.unwrap_or(Dialect::Generic), datasource_id)
+    };
+    contract.with_context(|| format!("invalid schema file '{}'", path.display()))
+}
+
+/// Runs the command; returns the exit code.
+pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
+    let mut dialect = args.dialect.as_deref().map(parse_dialect).transpose()?;
+    let datasource_id = match (&args.datasource_id, &args.schema) {
+        (Some(id), _) => id.clone(),
+        (None, Some(path)) => path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .context(
+                "cannot derive a datasource id from the schema file name; pass --datasource-id",
+            )?,
+        (None, None) if args.policy.is_some() => {
+            bail!("a policy needs a datasource id: pass --datasource-id or --schema")
+        }
+        (None, None) => "default".to_owned(),
+    };
+    let contract = args
+        .schema
+        .as_deref()
+        .map(|path| load_schema(path, dialect, &datasource_id))
+        .transpose()?;
+    if dialect.is_none() {
+        dialect = contract
+            .as_ref()
+            .and_then(|c| c.engine_type.parse::<Dialect>().ok());
+    }
+    let dialect = dialect.unwrap_or(Dialect::Generic);
+    let mut ctx = match &contract {
+        Some(contract) => GuardContext::new(&datasource_id, dialect, contract),
+        None => GuardContext::without_schema(&datasource_id, dialect),
+    };
+    if let Some(path) = &args.policy {
+        let text = read_file(path, "policy")?;
+        let policy = PolicyFile::from_json_str(&text)
+            .with_context(|| format!("invalid policy file '{}'", path.display()))?;
+        ctx = ctx.with_policy(policy.access_for(&args.role));
+    }
+    let sql = match args.sql.as_deref() {
+        None | Some("-") => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .context("cannot read SQL from standard input")?;
+            String::from_utf8(bytes).context("SQL on standard input is not valid UTF-8")?
+        }
+        Some(sql) => sql.to_owned(),
+    };
+    let report = SqlGuard::new(ctx).check(&sql);
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report.to_json())?),
+        Format::Text => {
+            print!("{}", report.to_text());
+            if let Some(feedback) = &report.feedback {
+                println!("\n{feedback}");
+            }
+        }
+    }
+    Ok(if report.status == GuardStatus::Ok {
+        0
+    } else {
+        1
+    })
+}

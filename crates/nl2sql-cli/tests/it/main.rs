@@ -1,0 +1,5 @@
+//! The `nl2sql` binary's contract: arguments, standard input, output and exit codes.
+
+mod plan_commands;
+mod plan_dag;
+mod validate_sql;

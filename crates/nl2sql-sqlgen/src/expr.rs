@@ -1,0 +1,520 @@
+//! Expressions, precedence parentheses and the dialect function map
+//! (spec: sql-generation.md §4, §4.2).
+
+use nl2sql_plan::{Expr, ExprKind, LiteralValue, Op};
+use nl2sql_state::{Dialect, PipelineError};
+use sqlparser::ast::helpers::attached_token::AttachedToken;
+use sqlparser::ast::{
+    BinaryOperator, CaseWhen, CastKind, DataType, DateTimeField, Expr as Sql, ExtractSyntax,
+    Function, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident,
+    ObjectName, UnaryOperator, Value,
+};
+
+use crate::gen_error;
+use crate::ident::{ident, object_name};
+
+/// Binding strength, lowest first (spec: sql-generation.md §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Prec {
+    Or,
+    And,
+    Not,
+    Cmp,
+    Add,
+    Mul,
+    Neg,
+    Atom,
+}
+
+/// Renders one plan expression as a sqlparser expression.
+pub(crate) fn render_expr(e: &Expr, dialect: Dialect) -> Result<Sql, PipelineError> {
+    Ok(build(e, dialect)?.0)
+}
+
+/// A numeric literal from its text.
+pub(crate) fn number(text: String) -> Sql {
+    Sql::Value(Value::Number(text, false).with_empty_span())
+}
+
+fn string(dialect: Dialect, s: &str) -> Sql {
+    let text = if dialect == Dialect::MySql {
+        s.replace('\\', "\\\\")
+    } else {
+        s.to_owned()
+    };
+    Sql::Value(Value::SingleQuotedString(text).with_empty_span())
+}
+
+fn nested(e: Sql) -> Sql {
+    Sql::Nested(Box::new(e))
+}
+
+/// Wraps `child` in parentheses when `wrap` holds.
+fn paren((e, p): (Sql, Prec), wrap: impl Fn(Prec) -> bool) -> Sql {
+    if wrap(p) { nested(e) } else { e }
+}
+
+fn missing(what: &str) -> PipelineError {
+    gen_error(format!("invalid plan expression: {what}"))
+}
+
+fn literal(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
+    if e.is_null || e.value.is_none() {
+        return Ok((Sql::Value(Value::Null.with_empty_span()), Prec::Atom));
+    }
+    Ok(match &e.value {
+        Some(LiteralValue::Bool(b)) => {
+            (Sql::Value(Value::Boolean(*b).with_empty_span()), Prec::Atom)
+        }
+        Some(LiteralValue::Int(i)) => (
+            number(i.to_string()),
+            if *i < 0 { Prec::Neg } else { Prec::Atom },
+        ),
+        Some(LiteralValue::Float(x)) => {
+            if !x.is_finite() {
+                return Err(gen_error(format!(
+                    "float literal {x} cannot be written in SQL"
+                )));
+            }
+            let prec = if x.is_sign_negative() {
+                Prec::Neg
+            } else {
+                Prec::Atom
+            };
+            (number(format!("{x:?}")), prec)
+        }
+        Some(LiteralValue::Str(s)) => (string(dialect, s), Prec::Atom),
+        None => (Sql::Value(Value::Null.with_empty_span()), Prec::Atom),
+    })
+}
+
+fn column(e: &Expr, dialect: Dialect) -> Result<Sql, PipelineError> {
+    let name = e
+        .column_name
+        .as_deref()
+        .ok_or_else(|| missing("column without column_name"))?;
+    Ok(match (&e.alias, name) {
+        (Some(a), "*") => {
+            Sql::QualifiedWildcard(object_name(dialect, [a.as_str()]), AttachedToken::empty())
+        }
+        (None, "*") => Sql::Wildcard(AttachedToken::empty()),
+        (Some(a), n) => Sql::CompoundIdentifier(vec![ident(dialect, a), ident(dialect, n)]),
+        (None, n) => Sql::Identifier(ident(dialect, n)),
+    })
+}
+
+fn build(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
+    match e.kind {
+        ExprKind::Literal => literal(e, dialect),
+        ExprKind::Column => Ok((column(e, dialect)?, Prec::Atom)),
+        ExprKind::Func => Ok((function(e, dialect)?, Prec::Atom)),
+        ExprKind::Case => {
+            let mut whens: Vec<_> = e.whens.iter().collect();
+            whens.sort_by_key(|w| w.ordinal);
+            if whens.is_empty() {
+                return Err(missing("case without whens"));
+            }
+            let conditions = whens
+                .into_iter()
+                .map(|w| {
+                    Ok(CaseWhen {
+                        condition: render_expr(&w.condition, dialect)?,
+                        result: render_expr(&w.result, dialect)?,
+                    })
+                })
+                .collect::<Result<Vec<_>, PipelineError>>()?;
+            let else_result = e
+                .else_expr
+                .as_deref()
+                .map(|x| render_expr(x, dialect).map(Box::new))
+                .transpose()?;
+            Ok((
+                Sql::Case {
+                    case_token: AttachedToken::empty(),
+                    end_token: AttachedToken::empty(),
+                    operand: None,
+                    conditions,
+                    else_result,
+                },
+                Prec::Atom,
+            ))
+        }
+        ExprKind::Unary => {
+            let operand = e
+                .expr
+                .as_deref()
+                .ok_or_else(|| missing("unary without expr"))?;
+            let inner = build(operand, dialect)?;
+            match e.op {
+                Some(Op::Not) => Ok((
+                    Sql::UnaryOp {
+                        op: UnaryOperator::Not,
+                        expr: Box::new(paren(inner, |p| p != Prec::Atom)),
+                    },
+                    Prec::Not,
+                )),
+                Some(Op::Minus) => Ok((
+                    Sql::UnaryOp {
+                        op: UnaryOperator::Minus,
+                        expr: Box::new(paren(inner, |p| p != Prec::Atom)),
+                    },
+                    Prec::Neg,
+                )),
+                Some(Op::Plus) => Ok((nested(inner.0), Prec::Atom)),
+                other => Err(gen_error(format!(
+                    "'{}' is not a unary operator",
+                    other.map_or("<none>", Op::as_str)
+                ))),
+            }
+        }
+        ExprKind::Binary => binary(e, dialect),
+    }
+}
+
+fn binary(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
+    let op = e.op.ok_or_else(|| missing("binary without op"))?;
+    let l = e
+        .left
+        .as_deref()
+        .ok_or_else(|| missing("binary without left"))?;
+    let r = e
+        .right
+        .as_deref()
+        .ok_or_else(|| missing("binary without right"))?;
+    let cmp_child = |p: Prec| p <= Prec::Cmp;
+    match op {
+        Op::And | Op::Or => {
+            let (sql_op, p) = if op == Op::And {
+                (BinaryOperator::And, Prec::And)
+            } else {
+                (BinaryOperator::Or, Prec::Or)
+            };
+            Ok((
+                Sql::BinaryOp {
+                    left: Box::new(paren(build(l, dialect)?, |c| c < p)),
+                    op: sql_op,
+                    right: Box::new(paren(build(r, dialect)?, |c| c < p)),
+                },
+                p,
+            ))
+        }
+        Op::Eq | Op::NotEq | Op::Gt | Op::Lt | Op::GtEq | Op::LtEq => {
+            let sql_op = match op {
+                Op::Eq => BinaryOperator::Eq,
+                Op::NotEq => BinaryOperator::NotEq,
+                Op::Gt => BinaryOperator::Gt,
+                Op::Lt => BinaryOperator::Lt,
+                Op::GtEq => BinaryOperator::GtEq,
+                _ => BinaryOperator::LtEq,
+            };
+            Ok((
+                Sql::BinaryOp {
+                    left: Box::new(paren(build(l, dialect)?, cmp_child)),
+                    op: sql_op,
+                    right: Box::new(paren(build(r, dialect)?, cmp_child)),
+                },
+                Prec::Cmp,
+            ))
+        }
+        Op::Like => Ok((
+            Sql::Like {
+                negated: false,
+                any: false,
+                expr: Box::new(paren(build(l, dialect)?, cmp_child)),
+                pattern: Box::new(paren(build(r, dialect)?, cmp_child)),
+                escape_char: None,
+            },
+            Prec::Cmp,
+        )),
+        Op::In => {
+            let members: Vec<&Expr> = if r.is_list() {
+                r.args.iter().collect()
+            } else {
+                vec![r]
+            };
+            if members.is_empty() {
+                return Err(gen_error("IN list is empty"));
+            }
+            let list = members
+                .into_iter()
+                .map(|m| render_expr(m, dialect))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((
+                Sql::InList {
+                    expr: Box::new(paren(build(l, dialect)?, cmp_child)),
+                    list,
+                    negated: false,
+                },
+                Prec::Cmp,
+            ))
+        }
+        Op::Is | Op::IsNot => {
+            let left = Box::new(paren(build(l, dialect)?, cmp_child));
+            let not = op == Op::IsNot;
+            let sql = if r.is_null_literal() {
+                if not {
+                    Sql::IsNotNull(left)
+                } else {
+                    Sql::IsNull(left)
+                }
+            } else {
+                match (&r.value, not) {
+                    (Some(LiteralValue::Bool(true)), false) => Sql::IsTrue(left),
+                    (Some(LiteralValue::Bool(true)), true) => Sql::IsNotTrue(left),
+                    (Some(LiteralValue::Bool(false)), false) => Sql::IsFalse(left),
+                    (Some(LiteralValue::Bool(false)), true) => Sql::IsNotFalse(left),
+                    _ => {
+                        return Err(gen_error(format!(
+                            "the right side of {} must be NULL or a boolean literal",
+                            op.as_str()
+                        )));
+                    }
+                }
+            };
+            Ok((sql, Prec::Cmp))
+        }
+        Op::Plus | Op::Minus | Op::Multiply | Op::Divide | Op::Modulo => {
+            let (sql_op, p) = match op {
+                Op::Plus => (BinaryOperator::Plus, Prec::Add),
+                Op::Minus => (BinaryOperator::Minus, Prec::Add),
+                Op::Multiply => (BinaryOperator::Multiply, Prec::Mul),
+                Op::Divide => (BinaryOperator::Divide, Prec::Mul),
+                _ => (BinaryOperator::Modulo, Prec::Mul),
+            };
+            Ok((
+                Sql::BinaryOp {
+                    left: Box::new(paren(build(l, dialect)?, |c| c < p)),
+                    op: sql_op,
+                    right: Box::new(paren(build(r, dialect)?, |c| c <= p)),
+                },
+                p,
+            ))
+        }
+        Op::Not => Err(gen_error("'NOT' is not a binary operator")),
+    }
+}
+
+/// A call `NAME(args…)`.
+fn call(name: &str, args: Vec<Sql>) -> Sql {
+    call_args(
+        name,
+        args.into_iter()
+            .map(|a| FunctionArg::Unnamed(FunctionArgExpr::Expr(a)))
+            .collect(),
+    )
+}
+
+fn call_args(name: &str, args: Vec<FunctionArg>) -> Sql {
+    Sql::Function(Function {
+        name: ObjectName::from(vec![Ident::new(name)]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args,
+            clauses: Vec::new(),
+        }),
+        within_group: Vec::new(),
+        filter: None,
+        null_treatment: None,
+        over: None,
+    })
+}
+
+fn cast(e: Sql, data_type: DataType) -> Sql {
+    Sql::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(e),
+        data_type,
+        format: None,
+    }
+}
+
+/// Functions rendered under the same name in every dialect.
+const SAME_NAME: &[&str] = &[
+    "COUNT",
+    "SUM",
+    "AVG",
+    "MIN",
+    "MAX",
+    "ABS",
+    "ROUND",
+    "FLOOR",
+    "LOWER",
+    "UPPER",
+    "TRIM",
+    "LTRIM",
+    "RTRIM",
+    "SUBSTR",
+    "SUBSTRING",
+    "REPLACE",
+    "COALESCE",
+    "NULLIF",
+];
+
+fn arity(name: &str, args: &[Sql], n: usize) -> Result<(), PipelineError> {
+    if args.len() == n {
+        Ok(())
+    } else {
+        Err(gen_error(format!(
+            "function {name} takes {n} argument(s), got {}",
+            args.len()
+        )))
+    }
+}
+
+fn function(e: &Expr, dialect: Dialect) -> Result<Sql, PipelineError> {
+    let raw = e
+        .func_name
+        .as_deref()
+        .ok_or_else(|| missing("func without func_name"))?;
+    let name = raw.trim().to_ascii_uppercase();
+    if name == "COUNT"
+        && e.args.len() == 1
+        && e.args[0].kind == ExprKind::Column
+        && e.args[0].column_name.as_deref() == Some("*")
+    {
+        return Ok(call_args(
+            "COUNT",
+            vec![FunctionArg::Unnamed(FunctionArgExpr::Wildcard)],
+        ));
+    }
+    if e.is_list() {
+        return Err(gen_error(format!(
+            "{name} is only valid as the right side of IN"
+        )));
+    }
+    let args = e
+        .args
+        .iter()
+        .map(|a| render_expr(a, dialect))
+        .collect::<Result<Vec<_>, _>>()?;
+    if SAME_NAME.contains(&name.as_str()) {
+        return Ok(call(&name, args));
+    }
+    let d = dialect;
+    match name.as_str() {
+        "YEAR" | "MONTH" | "DAY" => {
+            arity(&name, &args, 1)?;
+            let x = args.into_iter().next().ok_or_else(|| missing("argument"))?;
+            Ok(match d {
+                Dialect::Sqlite => {
+                    let fmt = match name.as_str() {
+                        "YEAR" => "%Y",
+                        "MONTH" => "%m",
+                        _ => "%d",
+                    };
+                    cast(
+                        call("STRFTIME", vec![string(d, fmt), x]),
+                        DataType::Integer(None),
+                    )
+                }
+                Dialect::Postgres => {
+                    let field = match name.as_str() {
+                        "YEAR" => DateTimeField::Year,
+                        "MONTH" => DateTimeField::Month,
+                        _ => DateTimeField::Day,
+                    };
+                    cast(
+                        Sql::Extract {
+                            field,
+                            syntax: ExtractSyntax::From,
+                            expr: Box::new(x),
+                        },
+                        DataType::Integer(None),
+                    )
+                }
+                _ => call(&name, vec![x]),
+            })
+        }
+        "DATE" => {
+            arity(&name, &args, 1)?;
+            let x = args.into_iter().next().ok_or_else(|| missing("argument"))?;
+            Ok(match d {
+                Dialect::Sqlite | Dialect::MySql => call("DATE", vec![x]),
+                _ => cast(x, DataType::Date),
+            })
+        }
+        "DATE_TRUNC" => {
+            arity(&name, &args, 2)?;
+            let unit = match &e.args[0].value {
+                Some(LiteralValue::Str(u)) => u.trim().to_ascii_lowercase(),
+                _ => {
+                    return Err(gen_error(
+                        "DATE_TRUNC needs a string unit ('day', 'month' or 'year') as its first argument",
+                    ));
+                }
+            };
+            if !matches!(unit.as_str(), "day" | "month" | "year") {
+                return Err(gen_error(format!(
+                    "DATE_TRUNC unit '{unit}' is not supported (expected day, month or year)"
+                )));
+            }
+            let x = args.into_iter().nth(1).ok_or_else(|| missing("argument"))?;
+            Ok(match (d, unit.as_str()) {
+                (Dialect::Sqlite | Dialect::MySql, "day") => call("DATE", vec![x]),
+                (Dialect::Sqlite, u) => call("DATE", vec![x, string(d, &format!("start of {u}"))]),
+                (Dialect::MySql, "month") => call("DATE_FORMAT", vec![x, string(d, "%Y-%m-01")]),
+                (Dialect::MySql, _) => call("DATE_FORMAT", vec![x, string(d, "%Y-01-01")]),
+                (_, u) => call("DATE_TRUNC", vec![string(d, u), x]),
+            })
+        }
+        "STRFTIME" => {
+            arity(&name, &args, 2)?;
+            match d {
+                Dialect::Sqlite | Dialect::Generic => Ok(call("STRFTIME", args)),
+                Dialect::DuckDb => Ok(call("STRFTIME", args.into_iter().rev().collect())),
+                _ => Err(gen_error(format!(
+                    "function STRFTIME is not supported by the {d} dialect"
+                ))),
+            }
+        }
+        "CONCAT" => {
+            if args.is_empty() {
+                return Err(gen_error("CONCAT needs at least one argument"));
+            }
+            if d != Dialect::Sqlite {
+                return Ok(call("CONCAT", args));
+            }
+            let mut it = args.into_iter();
+            let first = it.next().ok_or_else(|| missing("argument"))?;
+            Ok(nested(it.fold(first, |acc, x| Sql::BinaryOp {
+                left: Box::new(acc),
+                op: BinaryOperator::StringConcat,
+                right: Box::new(x),
+            })))
+        }
+        "LENGTH" => {
+            arity(&name, &args, 1)?;
+            Ok(call(
+                if d == Dialect::MySql {
+                    "CHAR_LENGTH"
+                } else {
+                    "LENGTH"
+                },
+                args,
+            ))
+        }
+        "CEIL" | "CEILING" => {
+            arity(&name, &args, 1)?;
+            if d != Dialect::Sqlite {
+                return Ok(call("CEIL", args));
+            }
+            let x = build(&e.args[0], d)?;
+            let x_cmp = paren(x.clone(), |p| p <= Prec::Cmp);
+            let int_x = || cast(x.0.clone(), DataType::Integer(None));
+            Ok(nested(Sql::BinaryOp {
+                left: Box::new(int_x()),
+                op: BinaryOperator::Plus,
+                right: Box::new(nested(Sql::BinaryOp {
+                    left: Box::new(x_cmp),
+                    op: BinaryOperator::Gt,
+                    right: Box::new(int_x()),
+                })),
+            }))
+        }
+        _ => Err(gen_error(format!(
+            "function {name} is not supported by the {d} dialect"
+        ))),
+    }
+}

@@ -1,0 +1,335 @@
+//! Unit tests of the generator.
+
+use nl2sql_plan::{CaseWhen, Expr, LiteralValue, Op, PlanModel, SelectItem, TableRef};
+use nl2sql_state::{Dialect, ErrorCode};
+
+use super::*;
+
+fn col(a: &str, c: &str) -> Expr {
+    Expr::column(Some(a), c)
+}
+
+fn int(i: i64) -> Expr {
+    Expr::literal(LiteralValue::Int(i))
+}
+
+fn text(s: &str) -> Expr {
+    Expr::literal(LiteralValue::Str(s.into()))
+}
+
+fn plan_with(expr: Expr) -> PlanModel {
+    PlanModel {
+        tables: vec![TableRef {
+            name: "t".into(),
+            schema_name: None,
+            database: None,
+            alias: "t".into(),
+            ordinal: 0,
+        }],
+        select_items: vec![SelectItem {
+            expr,
+            alias: None,
+            ordinal: 0,
+        }],
+        ..PlanModel::default()
+    }
+}
+
+/// Renders `expr` as the only select item and returns the text between SELECT and FROM.
+fn check(dialect: Dialect, expr: Expr, expected: &str) {
+    let sql = SqlGenerator::new(dialect)
+        .generate(&plan_with(expr))
+        .unwrap();
+    let got = sql
+        .strip_prefix("SELECT ")
+        .and_then(|s| s.split(" FROM t AS t").next())
+        .unwrap();
+    assert_eq!(got, expected, "full SQL: {sql}");
+}
+
+#[test]
+fn right_operand_of_equal_precedence_keeps_parentheses() {
+    let e = Expr::binary(
+        Op::Minus,
+        col("t", "a"),
+        Expr::binary(Op::Minus, col("t", "b"), col("t", "c")),
+    );
+    check(Dialect::Sqlite, e, "t.a - (t.b - t.c)");
+    let e = Expr::binary(
+        Op::Minus,
+        Expr::binary(Op::Minus, col("t", "a"), col("t", "b")),
+        col("t", "c"),
+    );
+    check(Dialect::Sqlite, e, "t.a - t.b - t.c");
+}
+
+#[test]
+fn or_under_and_is_parenthesised_and_and_chains_are_flat() {
+    let a = Expr::binary(Op::Eq, col("t", "a"), int(1));
+    let b = Expr::binary(Op::Eq, col("t", "b"), int(2));
+    let or = Expr::binary(Op::Or, a.clone(), b.clone());
+    check(
+        Dialect::Postgres,
+        Expr::binary(Op::And, or, a.clone()),
+        "(t.a = 1 OR t.b = 2) AND t.a = 1",
+    );
+    let chain = Expr::binary(Op::And, Expr::binary(Op::And, a.clone(), b.clone()), a);
+    check(Dialect::Postgres, chain, "t.a = 1 AND t.b = 2 AND t.a = 1");
+}
+
+#[test]
+fn not_and_unary_minus_parenthesise_non_atomic_operands() {
+    check(
+        Dialect::DuckDb,
+        Expr::unary(Op::Not, Expr::binary(Op::Eq, col("t", "x"), int(1))),
+        "NOT (t.x = 1)",
+    );
+    check(
+        Dialect::DuckDb,
+        Expr::unary(
+            Op::Minus,
+            Expr::binary(Op::Plus, col("t", "a"), col("t", "b")),
+        ),
+        "-(t.a + t.b)",
+    );
+    check(Dialect::DuckDb, Expr::unary(Op::Minus, int(-5)), "-(-5)");
+    check(
+        Dialect::DuckDb,
+        Expr::unary(Op::Plus, col("t", "a")),
+        "(t.a)",
+    );
+}
+
+#[test]
+fn is_and_is_not_render_null_and_boolean_tests() {
+    let n = Expr::binary(Op::Is, col("t", "notes"), Expr::null());
+    check(Dialect::Sqlite, n, "t.notes IS NULL");
+    let nn = Expr::binary(Op::IsNot, col("t", "notes"), Expr::null());
+    check(Dialect::Sqlite, nn, "t.notes IS NOT NULL");
+    let t = Expr::binary(
+        Op::Is,
+        col("t", "ok"),
+        Expr::literal(LiteralValue::Bool(true)),
+    );
+    check(Dialect::Sqlite, t, "t.ok IS TRUE");
+}
+
+#[test]
+fn in_list_and_single_literal_in() {
+    let list = Expr::func("LIST", vec![text("Widgets"), text("Gadgets")]);
+    check(
+        Dialect::Postgres,
+        Expr::binary(Op::In, col("p", "category"), list),
+        "p.category IN ('Widgets', 'Gadgets')",
+    );
+    check(
+        Dialect::Postgres,
+        Expr::binary(Op::In, col("p", "id"), int(3)),
+        "p.id IN (3)",
+    );
+}
+
+#[test]
+fn case_renders_every_branch_in_ordinal_order() {
+    let e = Expr::case(
+        vec![
+            CaseWhen {
+                condition: Expr::binary(Op::Eq, col("m", "line"), text("Line 2")),
+                result: text("L2"),
+                ordinal: 1,
+            },
+            CaseWhen {
+                condition: Expr::binary(Op::Eq, col("m", "line"), text("Line 1")),
+                result: text("L1"),
+                ordinal: 0,
+            },
+        ],
+        Some(text("other")),
+    );
+    check(
+        Dialect::MySql,
+        e,
+        "CASE WHEN m.line = 'Line 1' THEN 'L1' WHEN m.line = 'Line 2' THEN 'L2' ELSE 'other' END",
+    );
+}
+
+#[test]
+fn string_literals_are_escaped_per_dialect() {
+    check(Dialect::Sqlite, text(r"O'Brien\x"), r"'O''Brien\x'");
+    check(Dialect::MySql, text(r"O'Brien\x"), r"'O''Brien\\x'");
+}
+
+#[test]
+fn identifiers_are_quoted_only_when_needed() {
+    check(Dialect::Postgres, col("t", "Name"), r#"t."Name""#);
+    check(Dialect::Sqlite, col("t", "Name"), "t.Name");
+    check(Dialect::MySql, col("t", "order"), "t.`order`");
+    check(Dialect::DuckDb, col("t", r#"we"ird"#), r#"t."we""ird""#);
+    check(Dialect::MySql, col("t", "we`ird"), "t.`we``ird`");
+}
+
+#[test]
+fn literals_render_as_sql_constants() {
+    check(Dialect::DuckDb, Expr::null(), "NULL");
+    check(
+        Dialect::DuckDb,
+        Expr::literal(LiteralValue::Bool(false)),
+        "false",
+    );
+    check(Dialect::DuckDb, int(-42), "-42");
+    check(
+        Dialect::DuckDb,
+        Expr::literal(LiteralValue::Float(2.5)),
+        "2.5",
+    );
+    check(
+        Dialect::DuckDb,
+        Expr::literal(LiteralValue::Float(1.0)),
+        "1.0",
+    );
+}
+
+#[test]
+fn non_finite_float_is_a_generation_error() {
+    let err = SqlGenerator::new(Dialect::DuckDb)
+        .generate(&plan_with(Expr::literal(LiteralValue::Float(f64::NAN))))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::SqlGenFailed);
+}
+
+#[test]
+fn count_star_and_dialect_functions_are_mapped() {
+    let count = Expr::func("count", vec![Expr::column(None, "*")]);
+    check(Dialect::Sqlite, count, "COUNT(*)");
+    let year = || Expr::func("YEAR", vec![col("r", "started_at")]);
+    check(Dialect::DuckDb, year(), "YEAR(r.started_at)");
+    check(Dialect::MySql, year(), "YEAR(r.started_at)");
+    check(
+        Dialect::Sqlite,
+        year(),
+        "CAST(STRFTIME('%Y', r.started_at) AS INTEGER)",
+    );
+    check(
+        Dialect::Postgres,
+        year(),
+        "CAST(EXTRACT(YEAR FROM r.started_at) AS INTEGER)",
+    );
+    let concat = || Expr::func("CONCAT", vec![col("t", "a"), text("-"), col("t", "b")]);
+    check(Dialect::Sqlite, concat(), "(t.a || '-' || t.b)");
+    check(Dialect::Postgres, concat(), "CONCAT(t.a, '-', t.b)");
+    let len = || Expr::func("LENGTH", vec![col("t", "a")]);
+    check(Dialect::MySql, len(), "CHAR_LENGTH(t.a)");
+    let trunc = || Expr::func("DATE_TRUNC", vec![text("month"), col("t", "d")]);
+    check(Dialect::Sqlite, trunc(), "DATE(t.d, 'start of month')");
+    check(Dialect::MySql, trunc(), "DATE_FORMAT(t.d, '%Y-%m-01')");
+    check(Dialect::DuckDb, trunc(), "DATE_TRUNC('month', t.d)");
+    let date = || Expr::func("DATE", vec![col("t", "d")]);
+    check(Dialect::Postgres, date(), "CAST(t.d AS DATE)");
+    check(Dialect::Sqlite, date(), "DATE(t.d)");
+    let strf = || Expr::func("STRFTIME", vec![text("%Y"), col("t", "d")]);
+    check(Dialect::DuckDb, strf(), "STRFTIME(t.d, '%Y')");
+    check(Dialect::Sqlite, strf(), "STRFTIME('%Y', t.d)");
+    check(
+        Dialect::Sqlite,
+        Expr::func("CEIL", vec![col("t", "x")]),
+        "(CAST(t.x AS INTEGER) + (t.x > CAST(t.x AS INTEGER)))",
+    );
+}
+
+#[test]
+fn unsupported_constructs_fail_with_sql_gen_failed() {
+    let strf = Expr::func("STRFTIME", vec![text("%Y"), col("t", "d")]);
+    let err = SqlGenerator::new(Dialect::Postgres)
+        .generate(&plan_with(strf))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::SqlGenFailed);
+    assert!(err.message.contains("postgres"), "{}", err.message);
+    let err = SqlGenerator::new(Dialect::Sqlite)
+        .generate(&plan_with(Expr::func("pg_sleep", vec![int(1)])))
+        .unwrap_err();
+    assert!(err.message.contains("PG_SLEEP"), "{}", err.message);
+    let err = SqlGenerator::new(Dialect::Sqlite)
+        .generate(&PlanModel::default())
+        .unwrap_err();
+    assert_eq!(err.message, "Plan has no tables");
+}
+
+#[test]
+fn row_limit_caps_the_plan_limit_and_applies_without_one() {
+    let mut plan = plan_with(col("t", "a"));
+    let g = SqlGenerator::new(Dialect::Sqlite).with_row_limit(100);
+    assert!(g.generate(&plan).unwrap().ends_with(" LIMIT 100"));
+    plan.limit = Some(10);
+    assert!(g.generate(&plan).unwrap().ends_with(" LIMIT 10"));
+    plan.limit = Some(5000);
+    plan.offset = Some(20);
+    assert!(g.generate(&plan).unwrap().ends_with(" LIMIT 100 OFFSET 20"));
+}
+
+#[test]
+fn constant_sort_keys_are_left_out_and_constant_group_keys_fail() {
+    let mut plan = plan_with(col("t", "a"));
+    plan.order_by = vec![
+        nl2sql_plan::OrderItem {
+            expr: int(-3),
+            direction: nl2sql_plan::Direction::Desc,
+            ordinal: 0,
+        },
+        nl2sql_plan::OrderItem {
+            expr: col("t", "a"),
+            direction: nl2sql_plan::Direction::Asc,
+            ordinal: 1,
+        },
+    ];
+    let sql = SqlGenerator::new(Dialect::Sqlite).generate(&plan).unwrap();
+    assert_eq!(sql, "SELECT t.a FROM t AS t ORDER BY t.a LIMIT 1000");
+    plan.group_by = vec![nl2sql_plan::GroupByItem {
+        expr: int(1),
+        ordinal: 0,
+    }];
+    let err = SqlGenerator::new(Dialect::Sqlite)
+        .generate(&plan)
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::SqlGenFailed);
+}
+
+#[test]
+fn names_follow_the_schema_spelling_when_a_schema_is_given() {
+    use nl2sql_state::{ColumnContract, TableContract};
+    let mut contract = SchemaContract::new("ds", "postgres");
+    let mut table = TableContract::default();
+    table.table.schema_name = "public".into();
+    table.table.table_name = "Orders".into();
+    for name in ["id", "Total"] {
+        table.columns.insert(
+            name.into(),
+            ColumnContract {
+                name: name.into(),
+                data_type: "INTEGER".into(),
+                is_nullable: true,
+                is_primary_key: false,
+            },
+        );
+    }
+    contract.add_table(table);
+    let mut plan = plan_with(col("o", "TOTAL"));
+    plan.tables[0].name = "orders".into();
+    plan.tables[0].alias = "o".into();
+    plan.select_items.push(SelectItem {
+        expr: Expr::column(None, "ID"),
+        alias: Some("Key".into()),
+        ordinal: 1,
+    });
+    let g = SqlGenerator::new(Dialect::Postgres).with_schema(&contract);
+    assert_eq!(
+        g.generate(&plan).unwrap(),
+        r#"SELECT o."Total", id AS "Key" FROM "Orders" AS o LIMIT 1000"#
+    );
+    let plain = SqlGenerator::new(Dialect::Postgres)
+        .generate(&plan)
+        .unwrap();
+    assert_eq!(
+        plain,
+        r#"SELECT o."TOTAL", "ID" AS "Key" FROM orders AS o LIMIT 1000"#
+    );
+}

@@ -1,0 +1,36 @@
+//! The shared vocabulary of nl2sql, used by every other crate: SQL dialects, the stable
+//! error codes and [`PipelineError`], schema snapshot shapes, the RBAC policy file and its
+//! per-caller evaluation ([`AccessPolicy`]), caller identity and trace ids, canonical JSON
+//! and hashing, and the pipeline state with its reducers.
+//!
+//! The crate does no IO and does not depend on an async runtime.
+
+mod canonical;
+mod context;
+mod dialect;
+mod error;
+mod names;
+mod policy;
+mod schema;
+mod state;
+
+#[cfg(test)]
+mod tests;
+
+pub use canonical::{canonical_json, sha256_hex};
+pub use context::{InvalidTraceId, TraceId, UserContext};
+pub use dialect::{Dialect, UnknownDialect};
+pub use error::{
+    ErrorCode, PipelineError, Result, Severity, UnknownErrorCode, sanitize_engine_message,
+};
+pub use names::{norm, norm_parts};
+pub use policy::{AccessPolicy, PolicyError, PolicyFile, RolePolicy};
+pub use schema::{
+    Cardinality, ColumnContract, ColumnMetadata, ColumnStatistics, ForeignKeyContract,
+    SchemaContract, SchemaMetadata, SchemaSnapshot, TableContract, TableMetadata, TableRef,
+};
+pub use state::{
+    ArtifactRef, Attempt, GraphState, GraphStateDelta, ReasoningContent, ReasoningEntry,
+    ReasoningKind, RunStatus, ScanStatus, SubgraphExecutionState, SubgraphOutput,
+    SubgraphStateDelta, WarningEntry,
+};

@@ -1,0 +1,3 @@
+//! Integration tests of the SQL guard through its public API.
+
+mod properties;

@@ -1,0 +1,2 @@
+-- dialect: duckdb
+ATTACH 'other.db'

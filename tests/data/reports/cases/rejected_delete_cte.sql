@@ -1,0 +1,2 @@
+-- dialect: postgres
+WITH d AS (DELETE FROM machines RETURNING *) SELECT * FROM d

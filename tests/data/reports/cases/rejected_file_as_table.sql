@@ -1,0 +1,2 @@
+-- dialect: duckdb
+SELECT * FROM '/etc/passwd'

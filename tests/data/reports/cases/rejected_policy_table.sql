@@ -1,0 +1,3 @@
+-- dialect: sqlite
+-- role: analyst
+SELECT warehouse FROM inventory

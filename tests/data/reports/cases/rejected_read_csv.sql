@@ -1,0 +1,2 @@
+-- dialect: duckdb
+SELECT * FROM read_csv('/etc/passwd')

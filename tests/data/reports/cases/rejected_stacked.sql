@@ -1,0 +1,2 @@
+-- dialect: sqlite
+SELECT 1; DROP TABLE machines

@@ -1,0 +1,2 @@
+-- dialect: generic
+SELECT id, FROM machines WHERE

@@ -1,0 +1,2 @@
+-- dialect: sqlite
+SELECT nme, opened_on FROM factories WHERE capacity_idx > 10

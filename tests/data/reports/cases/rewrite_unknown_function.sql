@@ -1,0 +1,2 @@
+-- dialect: postgres
+SELECT avrage(quantity_produced) FROM production_runs

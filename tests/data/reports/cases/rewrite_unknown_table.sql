@@ -1,0 +1,2 @@
+-- dialect: mysql
+SELECT id FROM machine

@@ -1,0 +1,352 @@
+//! `cargo xtask bench [filter]`: runs the criterion benches of nl2sql-bench and writes
+//! their results, with the machine and the commit, into `docs/benchmarks.md`.
+//!
+//! Criterion leaves one `new/benchmark.json` (id, throughput) and `new/estimates.json`
+//! (times in nanoseconds) per benchmark under `<target dir>/criterion/`. Only the results
+//! this run wrote are reported; the text between the `bench:start` and `bench:end`
+//! markers is replaced, and the hand-written text around it is kept.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use crate::cmd::Cmd;
+use crate::deps;
+use crate::tidy;
+
+/// The benchmark report, relative to the workspace root.
+pub(crate) const BENCHMARKS_DOC: &str = "docs/benchmarks.md";
+const START: &str = "<!-- bench:start -->";
+const END: &str = "<!-- bench:end -->";
+
+/// One benchmark's result.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BenchResult {
+    /// `group/function[/value]`.
+    pub(crate) id: String,
+    /// Time of one iteration in nanoseconds (criterion's slope estimate, else the mean),
+    /// with its 95% confidence interval.
+    pub(crate) time_ns: f64,
+    pub(crate) lower_ns: f64,
+    pub(crate) upper_ns: f64,
+    /// What one iteration processes, when the bench declares a throughput.
+    pub(crate) throughput: Option<Throughput>,
+}
+
+/// Criterion's `Throughput`, as its JSON names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Throughput {
+    /// Statements (our benches count SQL statements as elements).
+    Elements(u64),
+    /// Bytes, reported in binary units.
+    Bytes(u64),
+    /// Bytes, reported in decimal units.
+    BytesDecimal(u64),
+    /// Bits.
+    Bits(u64),
+}
+
+/// Where and on what the benches ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Machine {
+    pub(crate) cpus: String,
+    pub(crate) cpu_model: String,
+    pub(crate) rustc: String,
+    pub(crate) commit: String,
+    pub(crate) date: String,
+    pub(crate) command: String,
+}
+
+/// Runs the benches and rewrites the generated part of `docs/benchmarks.md`.
+pub(crate) fn run(root: &Path, filter: Option<&str>) -> anyhow::Result<()> {
+    // Criterion rewrites `new/` for each benchmark it runs; older files are not ours.
+    let started = SystemTime::now() - Duration::from_secs(2);
+    let mut cmd = Cmd::cargo(&["bench", "-p", "nl2sql-bench"]);
+    if let Some(filter) = filter {
+        cmd = cmd.arg("--").arg(filter);
+    }
+    println!("bench: {cmd}");
+    cmd.run(root)?;
+
+    let metadata = deps::cargo_metadata(root)?;
+    let target = metadata["target_directory"]
+        .as_str()
+        .context("`cargo metadata` gives no target_directory")?;
+    let criterion = Path::new(target).join("criterion");
+    let results = read_results(&criterion, started)?;
+    if results.is_empty() {
+        bail!(
+            "no criterion results were written under {} (does the filter match a benchmark?)",
+            criterion.display()
+        );
+    }
+    let mut command = String::from("cargo xtask bench");
+    if let Some(filter) = filter {
+        command.push(' ');
+        command.push_str(&crate::cmd::shell_quote(filter));
+    }
+    let machine = Machine::detect(root, command);
+    let generated = render(&results, &machine);
+    let path = root.join(BENCHMARKS_DOC);
+    let doc = fs::read_to_string(&path).unwrap_or_else(|_| DEFAULT_INTRO.to_owned());
+    fs::write(&path, splice(&doc, &generated))
+        .with_context(|| format!("cannot write {BENCHMARKS_DOC}"))?;
+    println!("\n{generated}");
+    println!("bench: wrote {BENCHMARKS_DOC}");
+    Ok(())
+}
+
+const DEFAULT_INTRO: &str = "# Benchmarks\n\nThe table below is written by `cargo xtask bench`.\n";
+
+/// Results whose `new/benchmark.json` was written at or after `since`, sorted by id.
+fn read_results(criterion: &Path, since: SystemTime) -> anyhow::Result<Vec<BenchResult>> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    tidy::walk(criterion, &mut |path| {
+        let in_new = path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "new");
+        if in_new && path.file_name().is_some_and(|n| n == "benchmark.json") {
+            files.push(path.to_path_buf());
+        }
+    });
+    let mut results = Vec::new();
+    for file in files {
+        let fresh = fs::metadata(&file)
+            .and_then(|m| m.modified())
+            .is_ok_and(|modified| modified >= since);
+        if !fresh {
+            continue;
+        }
+        let benchmark = read_json(&file)?;
+        let estimates = read_json(&file.with_file_name("estimates.json"))?;
+        results.push(
+            parse_result(&benchmark, &estimates)
+                .with_context(|| format!("unexpected criterion output in {}", file.display()))?,
+        );
+    }
+    results.sort_by(|a, b| a.id.cmp(&b.id));
+    Ok(results)
+}
+
+fn read_json(path: &Path) -> anyhow::Result<Value> {
+    let text =
+        fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("cannot parse {}", path.display()))
+}
+
+/// One result from criterion's `benchmark.json` and `estimates.json`.
+pub(crate) fn parse_result(benchmark: &Value, estimates: &Value) -> anyhow::Result<BenchResult> {
+    let id = benchmark["full_id"]
+        .as_str()
+        .or_else(|| benchmark["title"].as_str())
+        .context("no full_id")?
+        .to_owned();
+    // Criterion reports the slope of time against iterations when it has one (linear
+    // sampling), else the mean: report the same figure.
+    let estimate = match &estimates["slope"] {
+        Value::Object(_) => &estimates["slope"],
+        _ => &estimates["mean"],
+    };
+    let number = |v: &Value, what: &str| v.as_f64().with_context(|| format!("no {what}"));
+    let throughput = match &benchmark["throughput"] {
+        Value::Object(map) => map.iter().find_map(|(kind, n)| {
+            let n = n.as_u64()?;
+            match kind.as_str() {
+                "Elements" => Some(Throughput::Elements(n)),
+                "Bytes" => Some(Throughput::Bytes(n)),
+                "BytesDecimal" => Some(Throughput::BytesDecimal(n)),
+                "Bits" => Some(Throughput::Bits(n)),
+                _ => None,
+            }
+        }),
+        _ => None,
+    };
+    Ok(BenchResult {
+        id,
+        time_ns: number(&estimate["point_estimate"], "point estimate")?,
+        lower_ns: number(
+            &estimate["confidence_interval"]["lower_bound"],
+            "lower bound",
+        )?,
+        upper_ns: number(
+            &estimate["confidence_interval"]["upper_bound"],
+            "upper bound",
+        )?,
+        throughput,
+    })
+}
+
+impl Machine {
+    fn detect(root: &Path, command: String) -> Machine {
+        let read = |cmd: Cmd| cmd.read(root).map(|s| s.trim().to_owned()).ok();
+        let cpus = read(Cmd::new("nproc", &[]))
+            .or_else(|| {
+                std::thread::available_parallelism()
+                    .ok()
+                    .map(|n| n.to_string())
+            })
+            .unwrap_or_else(|| "?".to_owned());
+        let cpu_model = fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|info| {
+                info.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, model)| model.trim().to_owned())
+            })
+            .unwrap_or_else(|| "unknown CPU".to_owned());
+        let rustc = read(Cmd::new("rustc", &["-V"])).unwrap_or_else(|| "rustc ?".to_owned());
+        let mut commit = read(Cmd::new("git", &["rev-parse", "--short=12", "HEAD"]))
+            .unwrap_or_else(|| "unknown".to_owned());
+        let dirty = read(Cmd::new(
+            "git",
+            &["status", "--porcelain", "--untracked-files=no"],
+        ))
+        .is_some_and(|s| !s.is_empty());
+        if dirty {
+            commit.push_str(" with uncommitted changes");
+        }
+        let date = utc_date(SystemTime::now());
+        Machine {
+            cpus,
+            cpu_model,
+            rustc,
+            commit,
+            date,
+            command,
+        }
+    }
+}
+
+/// The generated section (without the markers).
+pub(crate) fn render(results: &[BenchResult], machine: &Machine) -> String {
+    let mut out = format!(
+        "<!-- Written by `cargo xtask bench`: edit only outside the bench markers. -->\n\
+         \n\
+         Measured on {date} by `{command}` at commit `{commit}`, {rustc}, on {cpus} CPUs ({model}).\n\
+         Each benchmark runs on one core.\n\
+         \n\
+         | benchmark | time per iteration (95% CI) | throughput | time per statement |\n\
+         |---|---|---|---|\n",
+        date = machine.date,
+        command = machine.command,
+        commit = machine.commit,
+        rustc = machine.rustc,
+        cpus = machine.cpus,
+        model = machine.cpu_model,
+    );
+    for r in results {
+        let (throughput, per_item) = match r.throughput {
+            Some(t) => {
+                let (n, rate) = throughput_text(t, r.time_ns);
+                let per_item = match t {
+                    Throughput::Elements(_) => format_ns(r.time_ns / n),
+                    _ => "–".to_owned(),
+                };
+                (rate, per_item)
+            }
+            None => ("–".to_owned(), "–".to_owned()),
+        };
+        out.push_str(&format!(
+            "| `{}` | {} ({} – {}) | {} | {} |\n",
+            r.id,
+            format_ns(r.time_ns),
+            format_ns(r.lower_ns),
+            format_ns(r.upper_ns),
+            throughput,
+            per_item,
+        ));
+    }
+    out
+}
+
+/// `(items per iteration, rate text)` for a throughput at `time_ns` per iteration.
+fn throughput_text(t: Throughput, time_ns: f64) -> (f64, String) {
+    let per_second = |n: u64| n as f64 / (time_ns * 1e-9);
+    match t {
+        Throughput::Elements(n) => (
+            n as f64,
+            format!("{} statements/s", group_thousands(per_second(n))),
+        ),
+        Throughput::Bytes(n) => (
+            n as f64,
+            format!("{:.1} MiB/s", per_second(n) / (1024.0 * 1024.0)),
+        ),
+        Throughput::BytesDecimal(n) => (n as f64, format!("{:.1} MB/s", per_second(n) / 1e6)),
+        Throughput::Bits(n) => (n as f64, format!("{:.1} Mbit/s", per_second(n) / 1e6)),
+    }
+}
+
+/// A duration in nanoseconds with a readable unit and three significant digits.
+pub(crate) fn format_ns(ns: f64) -> String {
+    let (value, unit) = if ns < 1e3 {
+        (ns, "ns")
+    } else if ns < 1e6 {
+        (ns / 1e3, "µs")
+    } else if ns < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    let decimals = if value < 10.0 {
+        2
+    } else if value < 100.0 {
+        1
+    } else {
+        0
+    };
+    format!("{value:.decimals$} {unit}")
+}
+
+/// A rate rounded to a whole number, with commas between thousands: `12,345`.
+pub(crate) fn group_thousands(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `doc` with the text between the markers replaced by `generated` (the markers are
+/// appended when missing).
+pub(crate) fn splice(doc: &str, generated: &str) -> String {
+    let section = format!("{START}\n{generated}{END}");
+    match (doc.find(START), doc.find(END)) {
+        (Some(start), Some(end)) if start < end => {
+            format!("{}{section}{}", &doc[..start], &doc[end + END.len()..])
+        }
+        _ => {
+            let separator = if doc.ends_with('\n') { "\n" } else { "\n\n" };
+            format!("{doc}{separator}{section}\n")
+        }
+    }
+}
+
+/// `YYYY-MM-DD` (UTC) of `time`.
+pub(crate) fn utc_date(time: SystemTime) -> String {
+    let days = time
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 86_400);
+    // Howard Hinnant's `civil_from_days`, for days since 1970-01-01.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests;

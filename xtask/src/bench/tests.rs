@@ -1,0 +1,104 @@
+//! Tests of reading criterion's JSON and writing the benchmark table.
+
+use serde_json::json;
+
+use super::*;
+
+fn sample_result() -> BenchResult {
+    let benchmark = json!({
+        "group_id": "guard", "function_id": "check", "value_str": null,
+        "throughput": { "Elements": 32 },
+        "full_id": "guard/check", "directory_name": "guard/check", "title": "guard/check"
+    });
+    let estimates = json!({
+        "mean": {
+            "confidence_interval": { "confidence_level": 0.95, "lower_bound": 1_580_000.0, "upper_bound": 1_620_000.0 },
+            "point_estimate": 1_600_000.0, "standard_error": 10_000.0
+        },
+        "median": { "point_estimate": 1_590_000.0 },
+        "slope": null
+    });
+    parse_result(&benchmark, &estimates).unwrap()
+}
+
+#[test]
+fn criterion_json_is_read() {
+    assert_eq!(
+        sample_result(),
+        BenchResult {
+            id: "guard/check".to_owned(),
+            time_ns: 1_600_000.0,
+            lower_ns: 1_580_000.0,
+            upper_ns: 1_620_000.0,
+            throughput: Some(Throughput::Elements(32)),
+        }
+    );
+}
+
+#[test]
+fn table_row_shows_time_rate_and_time_per_statement() {
+    let machine = Machine {
+        cpus: "2".to_owned(),
+        cpu_model: "Test CPU".to_owned(),
+        rustc: "rustc 1.95.0".to_owned(),
+        commit: "abc123".to_owned(),
+        date: "2026-01-02".to_owned(),
+        command: "cargo xtask bench".to_owned(),
+    };
+    let text = render(&[sample_result()], &machine);
+    assert!(text.contains("Measured on 2026-01-02 by `cargo xtask bench` at commit `abc123`, rustc 1.95.0, on 2 CPUs (Test CPU)."));
+    assert!(
+        text.contains(
+            "| `guard/check` | 1.60 ms (1.58 ms – 1.62 ms) | 20,000 statements/s | 50.0 µs |"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn durations_and_rates_are_readable() {
+    assert_eq!(format_ns(950.0), "950 ns");
+    assert_eq!(format_ns(12_345.0), "12.3 µs");
+    assert_eq!(format_ns(2_500_000_000.0), "2.50 s");
+    assert_eq!(group_thousands(1_234_567.4), "1,234,567");
+    assert_eq!(group_thousands(999.0), "999");
+}
+
+#[test]
+fn splice_replaces_only_the_generated_part() {
+    let doc = "# Benchmarks\n\nIntro.\n\n<!-- bench:start -->\nold\n<!-- bench:end -->\n\nOutro.\n";
+    assert_eq!(
+        splice(doc, "new\n"),
+        "# Benchmarks\n\nIntro.\n\n<!-- bench:start -->\nnew\n<!-- bench:end -->\n\nOutro.\n"
+    );
+    assert_eq!(
+        splice("# Benchmarks\n", "new\n"),
+        "# Benchmarks\n\n<!-- bench:start -->\nnew\n<!-- bench:end -->\n"
+    );
+}
+
+#[test]
+fn dates_are_civil_utc() {
+    assert_eq!(utc_date(UNIX_EPOCH), "1970-01-01");
+    assert_eq!(
+        utc_date(UNIX_EPOCH + Duration::from_secs(951_782_400)),
+        "2000-02-29"
+    );
+    assert_eq!(
+        utc_date(UNIX_EPOCH + Duration::from_secs(1_767_225_599)),
+        "2025-12-31"
+    );
+}
+
+#[test]
+fn slope_is_preferred_to_the_mean() {
+    let benchmark = json!({ "full_id": "guard/parse_only", "throughput": null });
+    let estimate = |x: f64| json!({ "confidence_interval": { "lower_bound": x - 1.0, "upper_bound": x + 1.0 }, "point_estimate": x });
+    let estimates = json!({ "mean": estimate(20.0), "slope": estimate(10.0) });
+    let result = parse_result(&benchmark, &estimates).unwrap();
+    assert_eq!(
+        (result.time_ns, result.lower_ns, result.upper_ns),
+        (10.0, 9.0, 11.0)
+    );
+    assert_eq!(result.throughput, None);
+}

@@ -1,0 +1,145 @@
+//! `cargo xtask deps`: checks every internal dependency edge against the "may use" column
+//! of STYLE.md §1, using `cargo metadata`.
+//!
+//! Only normal and build dependencies are checked: dev-dependencies may point anywhere
+//! (tests sit above the crate they test), except that nothing may depend on the top
+//! crates (`nl2sql-cli`, `nl2sql-bench`, `nl2sql-tests`) and `nl2sql-test-support` is
+//! a dev-dependency only.
+
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+
+use crate::cmd::Cmd;
+
+/// Which internal crates a crate may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MayUse {
+    /// Only the crates listed (short names: `state` is `nl2sql-state`).
+    Only(&'static [&'static str]),
+    /// Any internal library crate.
+    Any,
+}
+
+/// STYLE.md §1, "may use". Keys are short names; `adapter-*` covers every adapter crate.
+/// Change this table and STYLE.md §1 (and ARCHITECTURE.md) in the same commit.
+const MAY_USE: &[(&str, MayUse)] = &[
+    ("state", MayUse::Only(&[])),
+    ("plan", MayUse::Only(&["state"])),
+    ("validate", MayUse::Only(&["state", "plan"])),
+    ("sqlgen", MayUse::Only(&["state", "plan"])),
+    ("adapter", MayUse::Only(&["state", "validate"])),
+    ("adapter-*", MayUse::Only(&["state", "validate", "adapter"])),
+    ("artifacts", MayUse::Only(&["state"])),
+    ("aggregate", MayUse::Only(&["state", "plan", "artifacts"])),
+    ("index", MayUse::Only(&["state", "adapter"])),
+    ("planner", MayUse::Only(&["state", "plan"])),
+    ("orchestrator", MayUse::Any),
+    ("cli", MayUse::Any),
+    ("test-support", MayUse::Any),
+    ("bench", MayUse::Any),
+    ("tests", MayUse::Any),
+];
+
+/// Crates that nothing may depend on, in any kind of dependency.
+const TOP: &[&str] = &["cli", "bench", "tests"];
+
+/// Crates that may only be dev-dependencies.
+const DEV_ONLY: &[&str] = &["test-support"];
+
+const PREFIX: &str = "nl2sql-";
+
+/// Reads `cargo metadata` and prints the violations.
+pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
+    let metadata = cargo_metadata(root)?;
+    let violations = check(&metadata)?;
+    if violations.is_empty() {
+        println!("deps: ok");
+        return Ok(());
+    }
+    for violation in &violations {
+        eprintln!("deps: {violation}");
+    }
+    bail!(
+        "{} dependency edge(s) break STYLE.md §1 (the table is `MAY_USE` in xtask/src/deps.rs)",
+        violations.len()
+    )
+}
+
+/// `cargo metadata --format-version 1 --no-deps`, parsed.
+pub(crate) fn cargo_metadata(root: &Path) -> anyhow::Result<Value> {
+    let text = Cmd::cargo(&["metadata", "--format-version", "1", "--no-deps"]).read(root)?;
+    serde_json::from_str(&text).context("cannot parse `cargo metadata` output")
+}
+
+/// The violations found in `cargo metadata` JSON.
+fn check(metadata: &Value) -> anyhow::Result<Vec<String>> {
+    let packages = metadata["packages"]
+        .as_array()
+        .context("`cargo metadata` output has no `packages` array")?;
+    let mut violations = Vec::new();
+    for package in packages {
+        let Some(from) = package["name"].as_str() else {
+            continue;
+        };
+        let Some(from_short) = from.strip_prefix(PREFIX) else {
+            continue;
+        };
+        let Some(rule) = rule_for(from_short) else {
+            violations.push(format!(
+                "{from}: not in the \"may use\" table (add it to STYLE.md §1 and `MAY_USE` in xtask/src/deps.rs)"
+            ));
+            continue;
+        };
+        for dep in package["dependencies"].as_array().into_iter().flatten() {
+            let Some(to) = dep["name"].as_str() else {
+                continue;
+            };
+            let Some(to_short) = to.strip_prefix(PREFIX) else {
+                continue;
+            };
+            let kind = dep["kind"].as_str().unwrap_or("normal");
+            if let Some(violation) = edge_violation(from_short, rule, to_short, kind) {
+                violations.push(format!("{from} -> {to} ({kind}): {violation}"));
+            }
+        }
+    }
+    Ok(violations)
+}
+
+/// The table entry for a short crate name.
+fn rule_for(short: &str) -> Option<MayUse> {
+    MAY_USE.iter().find_map(|&(key, rule)| {
+        let matches = match key.strip_suffix('*') {
+            Some(prefix) => short.starts_with(prefix),
+            None => short == key,
+        };
+        matches.then_some(rule)
+    })
+}
+
+/// Why the edge `from -> to` of `kind` (`normal`, `dev` or `build`) is not allowed.
+fn edge_violation(from: &str, rule: MayUse, to: &str, kind: &str) -> Option<String> {
+    if TOP.contains(&to) {
+        return Some(format!("nothing may depend on nl2sql-{to}"));
+    }
+    if kind == "dev" {
+        return None;
+    }
+    if DEV_ONLY.contains(&to) {
+        return Some(format!("nl2sql-{to} may only be a dev-dependency"));
+    }
+    match rule {
+        MayUse::Any => None,
+        MayUse::Only(allowed) if allowed.contains(&to) => None,
+        MayUse::Only([]) => Some(format!("nl2sql-{from} may use no internal crate")),
+        MayUse::Only(allowed) => {
+            let allowed: Vec<String> = allowed.iter().map(|a| format!("{PREFIX}{a}")).collect();
+            Some(format!("nl2sql-{from} may use only {}", allowed.join(", ")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

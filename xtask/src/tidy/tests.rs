@@ -1,0 +1,103 @@
+//! Tests of the tidy checks, and tidy itself run over the workspace.
+
+use super::*;
+
+#[test]
+fn tidy_is_clean() {
+    let problems = check(&crate::project_root());
+    assert!(
+        problems.is_empty(),
+        "tidy found problems (run `cargo xtask tidy`):\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn doc_header_must_open_the_file() {
+    assert!(starts_with_inner_doc("//! The guard.\nmod x;\n"));
+    assert!(starts_with_inner_doc("\u{feff}//! With a BOM.\n"));
+    assert!(!starts_with_inner_doc(
+        "#![allow(missing_docs)]\n//! Late.\n"
+    ));
+    assert!(!starts_with_inner_doc("/// Outer doc.\nfn f() {}\n"));
+    assert!(!starts_with_inner_doc(""));
+}
+
+#[test]
+fn workspace_lints_are_found() {
+    assert!(has_workspace_lints(
+        "[package]\nname = \"a\"\n\n[lints]\nworkspace = true\n"
+    ));
+    assert!(has_workspace_lints(
+        "[lints]\n# inherited\nworkspace = true # yes\n"
+    ));
+    assert!(has_workspace_lints("lints.workspace = true\n"));
+    assert!(!has_workspace_lints(
+        "[lints]\n\n[dependencies]\nworkspace = true\n"
+    ));
+    assert!(!has_workspace_lints(
+        "[lints.rust]\nunsafe_code = \"forbid\"\n"
+    ));
+    assert!(!has_workspace_lints("[package]\nname = \"a\"\n"));
+}
+
+#[test]
+fn dependencies_must_come_from_the_workspace() {
+    let manifest = r#"
+[package]
+name = "nl2sql-x"
+
+[lib]
+path = "lib.rs"
+
+[dependencies]
+nl2sql-state.workspace = true
+serde = { workspace = true, features = ["rc"] }
+nl2sql-plan = { path = "../nl2sql-plan" }
+regex = "1"
+
+[dev-dependencies.insta]
+workspace = true
+
+[dev-dependencies.proptest]
+version = "1"
+
+[target.'cfg(unix)'.dependencies]
+libc = { version = "0.2", default-features = false }
+
+[[test]]
+name = "it"
+path = "it/main.rs"
+"#;
+    let problems = dependency_problems(manifest);
+    assert_eq!(
+        problems,
+        [
+            "[dependencies] `nl2sql-plan` is a `path` dependency (use `nl2sql-plan.workspace = true`)",
+            "[dependencies] `regex` does not use `workspace = true` (declare it once in the root [workspace.dependencies])",
+            "[dev-dependencies.proptest] `proptest` does not use `workspace = true` (declare it once in the root [workspace.dependencies])",
+            "[target.'cfg(unix)'.dependencies] `libc` does not use `workspace = true` (declare it once in the root [workspace.dependencies])",
+        ]
+    );
+}
+
+#[test]
+fn members_are_read_from_the_root_manifest() {
+    let root =
+        "[workspace]\nresolver = \"3\"\nmembers = [\n  \"crates/*\",\n  \"xtask\", \"tests\",\n]\n";
+    assert_eq!(workspace_members(root), ["crates/*", "xtask", "tests"]);
+}
+
+#[test]
+fn banned_attributes_are_found_outside_comments() {
+    let should_panic = concat!("#[", "should_panic");
+    let ignore = concat!("#[", "ignore");
+    let text = format!(
+        "#[test]\n{should_panic}]\nfn a() {{}}\n\n// {ignore}] in a comment is fine\n    {ignore} = \"slow\"]\nfn b() {{}}\n{should_panic}(expected = \"x\")]\n#[ignored_by_nothing]\n"
+    );
+    let lines: Vec<(usize, &str)> = banned_attributes(&text)
+        .into_iter()
+        .map(|(line, attribute, _)| (line, attribute))
+        .collect();
+    assert_eq!(lines, [(2, should_panic), (6, ignore), (8, should_panic)]);
+}

@@ -1,11 +1,13 @@
 //! The shared vocabulary of nl2sql, used by every other crate: SQL dialects, the stable
 //! error codes and [`PipelineError`], schema snapshot shapes, the RBAC policy file and its
-//! per-caller evaluation ([`AccessPolicy`]), caller identity and trace ids, canonical JSON
+//! per-caller evaluation ([`AccessPolicy`]), the configuration file `nl2sql.toml`
+//! ([`ConfigFile`], with [`Secret`]s that never print), caller identity and trace ids, canonical JSON
 //! and hashing, and the pipeline state with its reducers.
 //!
 //! The crate does no IO and does not depend on an async runtime.
 
 mod canonical;
+mod config;
 mod context;
 mod dialect;
 mod error;
@@ -18,6 +20,10 @@ mod state;
 mod tests;
 
 pub use canonical::{canonical_json, sha256_hex};
+pub use config::{
+    CONFIG_VERSION, ConfigError, ConfigFile, DatasourceConfig, DatasourceEntry, Engine, EnvSecrets,
+    Secret, SecretSource, redact_url, resolve_secret,
+};
 pub use context::{InvalidTraceId, TraceId, UserContext};
 pub use dialect::{Dialect, UnknownDialect};
 pub use error::{

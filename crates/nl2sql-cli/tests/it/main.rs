@@ -2,4 +2,5 @@
 
 mod plan_commands;
 mod plan_dag;
+mod readme;
 mod validate_sql;

@@ -1,3 +1,5 @@
+//! Tests of the configuration file: strict parsing, secret references, ad-hoc ids, redaction.
+
 use std::collections::BTreeMap;
 
 use super::*;

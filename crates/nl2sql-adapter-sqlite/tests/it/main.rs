@@ -1,0 +1,378 @@
+//! The SQLite adapter against the manufacturing fixture (a real SQLite file): the SPI's
+//! conformance suite, the sandbox with the guard bypassed, limits, timeouts and bad URLs.
+
+#![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
+
+use std::path::{Path, PathBuf};
+
+use nl2sql_adapter::conformance::{self, Fixture};
+use nl2sql_adapter::{
+    AdapterRequest, DatasourceAdapter, Limits, RequestLimits, ResultErrorCode, TruncatedReason,
+};
+use nl2sql_adapter_sqlite::SqliteAdapter;
+
+fn fixture_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
+}
+
+/// A private copy of the fixture, so that a sandbox failure could never damage the
+/// repository's file.
+fn copy_fixture(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nl2sql-sqlite-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("manufacturing.db");
+    std::fs::copy(fixture_path(), &path).unwrap();
+    path
+}
+
+fn adapter(path: &Path) -> SqliteAdapter {
+    SqliteAdapter::open("manufacturing", path, Limits::default()).unwrap()
+}
+
+const SLOW_SQL: &str = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) SELECT count(*) FROM c";
+
+fn sandbox_statements(dir: &Path) -> Vec<String> {
+    let attached = dir.join("attached.db");
+    let vacuumed = dir.join("vacuumed.db");
+    vec![
+        "INSERT INTO products (id, sku, name, category) VALUES (99, 'X', 'x', 'x')".to_owned(),
+        "UPDATE products SET name = 'changed'".to_owned(),
+        "DELETE FROM products".to_owned(),
+        "CREATE TABLE evil (x INTEGER)".to_owned(),
+        "DROP TABLE products".to_owned(),
+        "CREATE TEMP TABLE t AS SELECT * FROM products".to_owned(),
+        format!("ATTACH DATABASE '{}' AS other", attached.display()),
+        "SELECT load_extension('/tmp/evil.so')".to_owned(),
+        "PRAGMA writable_schema = 1".to_owned(),
+        "PRAGMA journal_mode = DELETE".to_owned(),
+        "PRAGMA query_only = 0".to_owned(),
+        format!("VACUUM INTO '{}'", vacuumed.display()),
+        "BEGIN IMMEDIATE".to_owned(),
+        "SELECT writefile('/tmp/nl2sql-evil', 'x')".to_owned(),
+        "SELECT readfile('/etc/passwd')".to_owned(),
+    ]
+}
+
+fn fixture(dir: &Path) -> Fixture {
+    Fixture {
+        schema: "main".to_owned(),
+        slow_sql: SLOW_SQL.to_owned(),
+        timeout_ms: 200,
+        sandbox_statements: sandbox_statements(dir),
+    }
+}
+
+#[tokio::test]
+async fn conformance_suite() {
+    let path = copy_fixture("conformance");
+    let a = adapter(&path);
+    let fx = fixture(path.parent().unwrap());
+    conformance::connection_succeeds(&a).await.unwrap();
+    conformance::snapshot_describes_fixture(&a, &fx)
+        .await
+        .unwrap();
+    conformance::snapshot_has_column_statistics(&a, &fx)
+        .await
+        .unwrap();
+    conformance::query_returns_typed_values(&a).await.unwrap();
+    conformance::row_limit_truncates(&a).await.unwrap();
+    conformance::max_bytes_truncates(&a).await.unwrap();
+    conformance::bad_sql_fails_as_frame(&a).await.unwrap();
+    conformance::invalid_requests_are_refused(&a).await.unwrap();
+    conformance::dry_run_checks_without_executing(&a)
+        .await
+        .unwrap();
+    conformance::cost_estimate_matches_capability(&a)
+        .await
+        .unwrap();
+    conformance::statement_timeout_cancels(&a, &fx)
+        .await
+        .unwrap();
+    conformance::sandbox_refuses_side_effects(&a, &fx)
+        .await
+        .unwrap();
+}
+
+fn sha256(path: &Path) -> Vec<u8> {
+    use std::io::Read as _;
+    let mut f = std::fs::File::open(path).unwrap();
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes).unwrap();
+    nl2sql_state::sha256_hex(&bytes).into_bytes()
+}
+
+#[tokio::test]
+async fn sandbox_holds_without_the_guard_and_nothing_changes() {
+    let path = copy_fixture("sandbox");
+    let dir = path.parent().unwrap().to_path_buf();
+    let before = sha256(&path);
+    let a = adapter(&path);
+    for sql in sandbox_statements(&dir) {
+        let frame = a.run_sql(&sql, a.limits()).await;
+        assert!(!frame.success, "sandbox let through: {sql}");
+        let code = frame.error_code().unwrap();
+        assert!(
+            matches!(
+                code,
+                ResultErrorCode::SecurityViolation | ResultErrorCode::ExecutionFailed
+            ),
+            "{sql}: {code:?}"
+        );
+        // The driver's text (with file paths) never reaches the safe message.
+        let safe = &frame.error.as_ref().unwrap().safe_message;
+        assert!(!safe.contains(dir.to_str().unwrap()), "{sql}: {safe}");
+    }
+    assert!(!dir.join("attached.db").exists(), "ATTACH created a file");
+    assert!(
+        !dir.join("vacuumed.db").exists(),
+        "VACUUM INTO wrote a file"
+    );
+    assert!(
+        !Path::new("/tmp/nl2sql-evil").exists(),
+        "writefile wrote a file"
+    );
+    // Writes are refused by the authorizer itself: a security violation, not a mere error.
+    let frame = a.run_sql("DELETE FROM products", a.limits()).await;
+    assert_eq!(frame.error_code(), Some(ResultErrorCode::SecurityViolation));
+    drop(a);
+    assert_eq!(sha256(&path), before, "the database file changed");
+}
+
+#[tokio::test]
+async fn reads_still_work_after_refusals_and_values_match_the_file() {
+    let path = copy_fixture("values");
+    let a = adapter(&path);
+    let _ = a.run_sql("PRAGMA query_only = 0", a.limits()).await;
+    let frame = a
+        .execute(AdapterRequest::sql(
+            "SELECT p.sku, count(*) AS runs FROM production_runs r JOIN products p ON p.id = r.product_id GROUP BY p.sku ORDER BY p.sku",
+        ))
+        .await;
+    assert!(frame.success, "{:?}", frame.error);
+    // The same query through plain rusqlite gives the same rows.
+    let conn =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let mut stmt = conn
+        .prepare("SELECT p.sku, count(*) FROM production_runs r JOIN products p ON p.id = r.product_id GROUP BY p.sku ORDER BY p.sku")
+        .unwrap();
+    let want: Vec<(String, i64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let batch = &frame.batches[0];
+    let skus = batch
+        .column(0)
+        .as_any()
+        .downcast_ref::<arrow::array::StringArray>()
+        .unwrap();
+    let runs = batch
+        .column(1)
+        .as_any()
+        .downcast_ref::<arrow::array::Int64Array>()
+        .unwrap();
+    let got: Vec<(String, i64)> = (0..batch.num_rows())
+        .map(|i| (skus.value(i).to_owned(), runs.value(i)))
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(got, want);
+}
+
+#[tokio::test]
+async fn snapshot_matches_the_file() {
+    let path = copy_fixture("snapshot");
+    let a = adapter(&path);
+    let snap = a.schema_snapshot().await.unwrap();
+    let conn =
+        rusqlite::Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        .unwrap();
+    let tables: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let keys: Vec<String> = snap.contract.tables.keys().cloned().collect();
+    assert_eq!(
+        keys,
+        tables
+            .iter()
+            .map(|t| format!("main.{t}"))
+            .collect::<Vec<_>>()
+    );
+    let meta = snap.metadata.as_ref().unwrap();
+    for t in &tables {
+        let n: i64 = conn
+            .query_row(&format!("SELECT count(*) FROM \"{t}\""), [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(
+            meta.tables[&format!("main.{t}")].row_count,
+            Some(n as u64),
+            "{t}"
+        );
+        let fks: i64 = conn
+            .query_row(
+                "SELECT count(DISTINCT id) FROM pragma_foreign_key_list(?1)",
+                [t],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(
+            snap.contract.tables[&format!("main.{t}")]
+                .foreign_keys
+                .len() as i64,
+            fks,
+            "{t}"
+        );
+    }
+    let machines = &meta.tables["main.machines"];
+    let status = machines
+        .columns
+        .values()
+        .filter_map(|c| c.statistics.as_ref())
+        .count();
+    assert_eq!(
+        status,
+        machines.columns.len(),
+        "every column has statistics"
+    );
+}
+
+#[tokio::test]
+async fn limits_truncate_and_say_why() {
+    let a = adapter(&fixture_path());
+    let req = AdapterRequest::sql("SELECT * FROM production_runs").with_limits(RequestLimits {
+        row_limit: Some(2),
+        ..RequestLimits::default()
+    });
+    let frame = a.execute(req).await;
+    assert_eq!(frame.row_count, 2);
+    assert_eq!(
+        frame.execution_stats.truncated_reason,
+        Some(TruncatedReason::RowLimit)
+    );
+    // A configured limit narrower than the request wins.
+    let small = SqliteAdapter::open(
+        "m",
+        &fixture_path(),
+        Limits {
+            row_limit: 1,
+            ..Limits::default()
+        },
+    )
+    .unwrap();
+    let frame = small
+        .execute(
+            AdapterRequest::sql("SELECT id FROM products").with_limits(RequestLimits {
+                row_limit: Some(5),
+                ..RequestLimits::default()
+            }),
+        )
+        .await;
+    assert_eq!((frame.row_count, frame.truncated), (1, true));
+}
+
+#[tokio::test]
+async fn timeout_is_fast_and_the_adapter_recovers() {
+    let a = adapter(&fixture_path());
+    let started = std::time::Instant::now();
+    let frame = a
+        .run_sql(
+            SLOW_SQL,
+            Limits {
+                statement_timeout_ms: 150,
+                ..a.limits()
+            },
+        )
+        .await;
+    let elapsed = started.elapsed();
+    assert_eq!(frame.error_code(), Some(ResultErrorCode::ExecutionTimeout));
+    assert!(frame.error.as_ref().unwrap().retryable);
+    assert!(elapsed.as_secs() < 5, "took {elapsed:?}");
+    let ok = a
+        .execute(AdapterRequest::sql("SELECT count(*) FROM machines"))
+        .await;
+    assert!(ok.success, "{:?}", ok.error);
+}
+
+#[tokio::test]
+async fn bad_urls_and_missing_files_are_clear_errors() {
+    let cases = [
+        ("postgres://x/y", "malformed SQLite URL"),
+        ("sqlite://", "no file path"),
+        ("sqlite:///tmp/x.db?mode=rwc", "query strings"),
+        ("sqlite://:memory:", "in-memory"),
+        ("sqlite:///definitely/not/here.db", "does not exist"),
+    ];
+    for (url, want) in cases {
+        let err = SqliteAdapter::from_url("x", url, Limits::default()).unwrap_err();
+        assert_eq!(err.error_code, ResultErrorCode::ServiceUnavailable, "{url}");
+        assert!(
+            err.safe_message.contains(want),
+            "{url}: {}",
+            err.safe_message
+        );
+        assert!(
+            !err.safe_message.contains("/definitely"),
+            "{url}: path leaked"
+        );
+    }
+    assert!(!Path::new("/definitely/not/here.db").exists());
+    // A file that is not a database.
+    let dir = std::env::temp_dir().join(format!("nl2sql-sqlite-{}-notdb", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("notes.db");
+    std::fs::write(
+        &path,
+        "this is not a database, it is a text file of some length",
+    )
+    .unwrap();
+    let err = SqliteAdapter::open("x", &path, Limits::default()).unwrap_err();
+    assert_eq!(err.error_code, ResultErrorCode::ServiceUnavailable);
+    // Relative URLs resolve against the current directory.
+    let rel = format!(
+        "sqlite://{}",
+        pathdiff(&fixture_path(), &std::env::current_dir().unwrap())
+    );
+    SqliteAdapter::from_url("m", &rel, Limits::default()).unwrap();
+}
+
+/// `path` relative to `base` (both absolute), with `..` steps.
+fn pathdiff(path: &Path, base: &Path) -> String {
+    let path = path.canonicalize().unwrap();
+    let base = base.canonicalize().unwrap();
+    let p: Vec<_> = path.components().collect();
+    let b: Vec<_> = base.components().collect();
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = vec!["..".to_owned(); b.len() - common];
+    out.extend(
+        p[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    out.join("/")
+}
+
+#[tokio::test]
+async fn dry_run_and_explain_do_not_execute() {
+    let a = adapter(&fixture_path());
+    let dry = a
+        .dry_run("SELECT name FROM machines WHERE factory_id = 1")
+        .await;
+    assert!(dry.is_valid);
+    let plan = a
+        .explain("SELECT name FROM machines WHERE id = 1")
+        .await
+        .unwrap();
+    assert!(plan.plan_text.contains("machines"), "{}", plan.plan_text);
+    // A write is refused by the dry run as well.
+    let dry = a.dry_run("DELETE FROM machines").await;
+    assert!(!dry.is_valid);
+    assert_eq!(
+        dry.error.unwrap().error_code,
+        ResultErrorCode::SecurityViolation
+    );
+}

@@ -1,0 +1,34 @@
+//! The adapter SPI of nl2sql: the only way the engine talks to a datasource.
+//!
+//! [`DatasourceAdapter`] is the async trait every driver crate implements
+//! (`nl2sql-adapter-sqlite`, `-postgres`, `-mysql`). Its outputs are plain data:
+//! [`ResultFrame`] (Arrow record batches, `row_count`, `truncated`, [`ExecutionStats`]) or
+//! a [`ResultError`] with a code, a safe message and retryability, never the driver's raw
+//! text. [`ResultBuilder`] turns driver rows into Arrow under the row and byte
+//! [`Limits`]; [`CircuitBreaker`] guards one datasource; [`validate_physical`] runs the
+//! physical validator (guard → dry run → cost); [`conformance`] is the suite every
+//! adapter crate runs from its tests.
+//!
+//! This crate links no database driver.
+
+mod breaker;
+mod collect;
+pub mod conformance;
+mod physical;
+mod spi;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+pub use breaker::{BreakerConfig, BreakerState, CircuitBreaker};
+pub use collect::{Cell, ColumnKind, Push, ResultBuilder};
+pub use physical::{PhysicalReport, PhysicalSettings, validate_physical};
+pub use spi::{DatasourceAdapter, shape_check};
+pub use types::{
+    AdapterRequest, Capability, CapabilitySet, CostEstimate, DEFAULT_CONNECT_TIMEOUT_MS,
+    DEFAULT_MAX_BYTES, DEFAULT_ROW_LIMIT, DEFAULT_SCHEMA_STATS_SAMPLE_ROWS,
+    DEFAULT_SCHEMA_STATS_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS, DryRunResult, ExecutionStats,
+    Limits, PlanFormat, QueryPlan, RequestLimits, ResultError, ResultErrorCode, ResultFrame,
+    TruncatedReason,
+};

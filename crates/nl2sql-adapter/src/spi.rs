@@ -1,0 +1,101 @@
+//! The `DatasourceAdapter` trait (spec: adapters.md §4).
+
+use std::time::Instant;
+
+use async_trait::async_trait;
+use nl2sql_state::{Dialect, ErrorCode, SchemaSnapshot};
+use nl2sql_validate::{GuardContext, SqlGuard};
+
+use crate::types::{
+    AdapterRequest, CapabilitySet, CostEstimate, DryRunResult, Limits, QueryPlan, ResultError,
+    ResultErrorCode, ResultFrame,
+};
+
+/// One datasource behind a driver. Every operation is sandboxed by the engine (read-only,
+/// no files, no network, no settings changes) and bounded by [`Limits`].
+///
+/// Implementors write [`DatasourceAdapter::run_sql`]; callers use
+/// [`DatasourceAdapter::execute`], which validates the request and runs the SQL guard's
+/// shape and security checks before the statement reaches the engine.
+#[async_trait]
+pub trait DatasourceAdapter: Send + Sync {
+    /// The datasource id.
+    fn id(&self) -> &str;
+    /// The engine type (`sqlite`, `postgres`, `mysql`, `duckdb`).
+    fn engine_type(&self) -> &str;
+    /// The SQL dialect the engine speaks.
+    fn dialect(&self) -> Dialect;
+    /// What the adapter can do.
+    fn capabilities(&self) -> &CapabilitySet;
+    /// The configured sandbox limits.
+    fn limits(&self) -> Limits;
+    /// Connects (or opens) and runs a trivial query.
+    async fn test_connection(&self) -> Result<(), ResultError>;
+    /// Tables, columns, keys, row counts and cheap column statistics, within the
+    /// statistics time budget.
+    async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError>;
+    /// Runs `sql` in the engine sandbox under `limits`, without any guard check.
+    /// Failures are returned as a failed frame, never raised.
+    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame;
+    /// Checks `sql` with the engine (binds and plans) without executing it.
+    async fn dry_run(&self, sql: &str) -> DryRunResult;
+    /// The engine's plan estimates, normalised; unknown values are `None`.
+    async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError>;
+    /// The engine's plan.
+    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError>;
+    /// A non-secret summary of the datasource.
+    fn details(&self) -> serde_json::Value;
+
+    /// Validates `req` (plan type, non-empty SQL, the guard's shape and security checks)
+    /// and runs it under the narrower of the datasource's and the request's limits.
+    async fn execute(&self, req: AdapterRequest) -> ResultFrame {
+        let started = Instant::now();
+        let fail = |e: ResultError| {
+            ResultFrame::failed(
+                e.at("execute", self.id()),
+                started.elapsed().as_secs_f64() * 1000.0,
+            )
+        };
+        if req.plan_type != "sql" {
+            return fail(ResultError::new(
+                ResultErrorCode::CapabilityViolation,
+                "SQL adapter received non-SQL request.",
+            ));
+        }
+        let sql = match req.sql_text() {
+            Some(s) if !s.trim().is_empty() => s.to_owned(),
+            _ => {
+                return fail(ResultError::new(
+                    ResultErrorCode::MissingSql,
+                    "SQL adapter received an empty SQL payload.",
+                ));
+            }
+        };
+        if let Err(e) = shape_check(self.id(), self.dialect(), &sql) {
+            return fail(e);
+        }
+        let limits = self.limits().narrowed_by(&req.limits);
+        self.run_sql(&sql, limits).await
+    }
+}
+
+/// Runs the guard without a schema (size, parse, statement shape, security) and turns the
+/// first blocking issue into a [`ResultError`].
+pub fn shape_check(datasource_id: &str, dialect: Dialect, sql: &str) -> Result<(), ResultError> {
+    let report = SqlGuard::new(GuardContext::without_schema(datasource_id, dialect)).check(sql);
+    if report.is_ok() {
+        return Ok(());
+    }
+    let issue = report.issues.iter().find(|i| i.severity.is_blocking());
+    let (code, message) = match issue {
+        Some(i) if i.code == ErrorCode::SqlSyntaxError => {
+            (ResultErrorCode::ExecutionFailed, i.message.clone())
+        }
+        Some(i) => (ResultErrorCode::SecurityViolation, i.message.clone()),
+        None => (
+            ResultErrorCode::SecurityViolation,
+            "statement rejected by the SQL guard".to_owned(),
+        ),
+    };
+    Err(ResultError::new(code, message))
+}

@@ -1,13 +1,16 @@
 //! The `nl2sql` binary: argument parsing, output formats and exit codes only; every
 //! decision is made by the library crates.
 //!
-//! Exit codes of the validator commands: 0 = ok, 1 = findings that block (rewrite or
-//! rejected), 2 = usage or configuration error.
+//! Exit codes: 0 = ok, 1 = findings that block (rewrite or rejected) or a failed
+//! `datasources test`, 2 = usage or configuration error, 3 = a datasource could not be
+//! reached or described.
 
 #![allow(clippy::print_stdout)] // reason: a CLI writes its results to standard output
 
+mod datasources;
 mod plan_dag;
 mod render_plan;
+mod source;
 mod validate_plan;
 mod validate_sql;
 
@@ -33,6 +36,8 @@ enum Command {
     RenderPlan(render_plan::Args),
     /// Validates a DecomposerResponse progressively and prints its ExecutionDAG.
     PlanDag(plan_dag::Args),
+    /// Lists, tests and describes datasources (from --config FILE or --db URL).
+    Datasources(datasources::Args),
 }
 
 fn main() -> ExitCode {
@@ -49,6 +54,7 @@ fn main() -> ExitCode {
         Command::ValidatePlan(args) => validate_plan::run(&args),
         Command::RenderPlan(args) => render_plan::run(&args),
         Command::PlanDag(args) => plan_dag::run(&args),
+        Command::Datasources(args) => datasources::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -8,6 +8,8 @@ use clap::ValueEnum;
 use nl2sql_state::{Dialect, PolicyFile, SchemaContract};
 use nl2sql_validate::{GuardContext, GuardStatus, SqlGuard, schema_from_ddl, schema_from_json};
 
+use crate::source::{SourceArgs, runtime};
+
 /// Output format of a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Format {
@@ -22,8 +24,18 @@ pub(crate) enum Format {
 pub(crate) struct Args {
     /// Schema of the datasource: CREATE TABLE statements (.sql) or a JSON schema
     /// snapshot (.json). Without it, tables and columns are not verified.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["config", "db", "datasource"])]
     schema: Option<PathBuf>,
+    /// A live datasource instead of --schema: its schema is read from the database,
+    /// then the statement is dry-run (EXPLAIN) and its cost estimated.
+    #[command(flatten)]
+    source: SourceArgs,
+    /// The datasource of --config to validate against (optional when there is one).
+    #[arg(long, value_name = "ID", conflicts_with = "db")]
+    datasource: Option<String>,
+    /// With a live datasource: an estimated cost above this blocks (PERFORMANCE_WARNING).
+    #[arg(long, value_name = "COST")]
+    max_cost: Option<f64>,
     /// Datasource id used by the policy (default: the schema file's stem).
     #[arg(long, value_name = "ID")]
     datasource_id: Option<String>,
@@ -31,11 +43,12 @@ pub(crate) struct Args {
     /// schema's engine type, else generic).
     #[arg(long, value_name = "D")]
     dialect: Option<String>,
-    /// RBAC policy file (JSON); requires at least one --role.
+    /// RBAC policy file (JSON); requires at least one --role. With --config, the
+    /// configuration's policy file is the default.
     #[arg(long, value_name = "FILE", requires = "role")]
     policy: Option<PathBuf>,
-    /// Role of the caller (repeatable); requires --policy.
-    #[arg(long = "role", value_name = "R", requires = "policy")]
+    /// Role of the caller (repeatable); requires a policy (--policy, or --config with one).
+    #[arg(long = "role", value_name = "R")]
     role: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
@@ -73,8 +86,33 @@ fn load_schema(
     contract.with_context(|| format!("invalid schema file '{}'", path.display()))
 }
 
+fn read_sql(arg: Option<&str>) -> anyhow::Result<String> {
+    match arg {
+        None | Some("-") => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .context("cannot read SQL from standard input")?;
+            String::from_utf8(bytes).context("SQL on standard input is not valid UTF-8")
+        }
+        Some(sql) => Ok(sql.to_owned()),
+    }
+}
+
+fn read_policy(path: &Path) -> anyhow::Result<PolicyFile> {
+    let text = read_file(path, "policy")?;
+    PolicyFile::from_json_str(&text)
+        .with_context(|| format!("invalid policy file '{}'", path.display()))
+}
+
 /// Runs the command; returns the exit code.
 pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
+    if args.source.is_given() || args.datasource.is_some() {
+        return run_live(args);
+    }
+    if !args.role.is_empty() && args.policy.is_none() {
+        bail!("--role needs a policy: pass --policy FILE (or --config with a policy file)");
+    }
     let mut dialect = args.dialect.as_deref().map(parse_dialect).transpose()?;
     let datasource_id = match (&args.datasource_id, &args.schema) {
         (Some(id), _) => id.clone(),
@@ -105,21 +143,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
         None => GuardContext::without_schema(&datasource_id, dialect),
     };
     if let Some(path) = &args.policy {
-        let text = read_file(path, "policy")?;
-        let policy = PolicyFile::from_json_str(&text)
-            .with_context(|| format!("invalid policy file '{}'", path.display()))?;
-        ctx = ctx.with_policy(policy.access_for(&args.role));
+        ctx = ctx.with_policy(read_policy(path)?.access_for(&args.role));
     }
-    let sql = match args.sql.as_deref() {
-        None | Some("-") => {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut bytes)
-                .context("cannot read SQL from standard input")?;
-            String::from_utf8(bytes).context("SQL on standard input is not valid UTF-8")?
-        }
-        Some(sql) => sql.to_owned(),
-    };
+    let sql = read_sql(args.sql.as_deref())?;
     let report = SqlGuard::new(ctx).check(&sql);
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report.to_json())?),
@@ -135,4 +161,64 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
     } else {
         1
     })
+}
+
+/// `--config`/`--db`: the guard over the live schema, then dry run and cost.
+fn run_live(args: &Args) -> anyhow::Result<u8> {
+    if args.dialect.is_some() || args.datasource_id.is_some() {
+        bail!("--dialect and --datasource-id apply to --schema; a live datasource has its own");
+    }
+    let source = args.source.load()?;
+    let id = source.pick(args.datasource.as_deref())?;
+    let policy = match (&args.policy, &source.policy) {
+        (Some(path), _) => Some(read_policy(path)?),
+        (None, Some(p)) => Some(p.clone()),
+        (None, None) => None,
+    };
+    let access = match (&policy, args.role.is_empty()) {
+        (Some(p), false) => Some(p.access_for(&args.role)),
+        (Some(_), true) => bail!("the policy needs the caller's roles: pass --role R"),
+        (None, false) => bail!("--role needs a policy: pass --policy FILE or configure one"),
+        (None, true) => None,
+    };
+    let sql = read_sql(args.sql.as_deref())?;
+    let rt = runtime()?;
+    let outcome = rt.block_on(nl2sql_orchestrator::validate_sql_live(
+        &source.registry,
+        &id,
+        &sql,
+        access,
+        args.max_cost,
+    ));
+    let report = match outcome {
+        Ok((report, _)) => report,
+        Err(e) => {
+            match args.format {
+                Format::Json => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "status": "unavailable",
+                        "error": { "code": e.error_code.as_str(), "message": e.safe_message },
+                        "sql": sql,
+                    }))?
+                ),
+                Format::Text => eprintln!(
+                    "error: datasource '{id}': [{}] {}",
+                    e.error_code.as_str(),
+                    e.safe_message
+                ),
+            }
+            return Ok(3);
+        }
+    };
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report.to_json())?),
+        Format::Text => {
+            print!("{}", report.to_text());
+            if let Some(feedback) = &report.guard.feedback {
+                println!("\n{feedback}");
+            }
+        }
+    }
+    Ok(u8::from(report.is_blocking()))
 }

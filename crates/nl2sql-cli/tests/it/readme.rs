@@ -36,7 +36,10 @@ fn words(line: &str) -> Vec<String> {
             }
         }
     }
-    assert!(quote.is_none(), "unbalanced quotes in README command: {line}");
+    assert!(
+        quote.is_none(),
+        "unbalanced quotes in README command: {line}"
+    );
     if in_word {
         out.push(cur);
     }
@@ -63,7 +66,9 @@ fn console_examples(readme: &str) -> Vec<Example> {
             continue;
         }
         if continuing {
-            let last = examples.last_mut().expect("a command precedes its continuation");
+            let last = examples
+                .last_mut()
+                .expect("a command precedes its continuation");
             continuing = line.ends_with('\\');
             last.command.push(' ');
             last.command.push_str(line.trim_end_matches('\\').trim());
@@ -84,13 +89,21 @@ fn console_examples(readme: &str) -> Vec<Example> {
 fn readme_console_examples_hold() {
     let readme = std::fs::read_to_string(repo().join("README.md")).expect("README");
     let examples = console_examples(&readme);
-    assert!(examples.len() >= 5, "found only {} examples", examples.len());
+    assert!(
+        examples.len() >= 5,
+        "found only {} examples",
+        examples.len()
+    );
     let mut last_status: Option<i32> = None;
     for ex in &examples {
         let argv = words(&ex.command);
         if argv == ["echo", "$?"] {
             let shown: i32 = ex.expected[0].trim().parse().expect("a status");
-            assert_eq!(last_status, Some(shown), "exit status shown after `echo $?`");
+            assert_eq!(
+                last_status,
+                Some(shown),
+                "exit status shown after `echo $?`"
+            );
             continue;
         }
         assert_eq!(argv[0], "nl2sql", "README runs only nl2sql: {}", ex.command);

@@ -1,0 +1,102 @@
+//! `--config FILE [--datasource ID]` or `--db URL`: where a command finds its datasources.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use nl2sql_orchestrator::DatasourceRegistry;
+use nl2sql_state::{ConfigFile, EnvSecrets, PolicyFile};
+
+/// The datasource arguments shared by every command that talks to a database.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct SourceArgs {
+    /// Configuration file (`nl2sql.toml`; default: `$NL2SQL_CONFIG`).
+    #[arg(long, value_name = "FILE", conflicts_with = "db")]
+    pub(crate) config: Option<PathBuf>,
+    /// An ad-hoc datasource, with default limits: `duckdb:///path`, `sqlite:///path`,
+    /// `postgres://user@host:port/db` or `mysql://user@host:port/db`. Its id is the
+    /// database name or the file stem.
+    #[arg(long, value_name = "URL")]
+    pub(crate) db: Option<String>,
+}
+
+/// A loaded source: the registry, and the policy file named by the configuration.
+pub(crate) struct Source {
+    pub(crate) registry: DatasourceRegistry,
+    pub(crate) policy: Option<PolicyFile>,
+}
+
+impl SourceArgs {
+    /// Whether `--config` or `--db` was given.
+    pub(crate) fn is_given(&self) -> bool {
+        self.config.is_some() || self.db.is_some()
+    }
+
+    /// Loads the registry from `--db`, `--config` or `$NL2SQL_CONFIG`.
+    pub(crate) fn load(&self) -> anyhow::Result<Source> {
+        if let Some(url) = &self.db {
+            let registry = DatasourceRegistry::ad_hoc(url)?;
+            return Ok(Source {
+                registry,
+                policy: None,
+            });
+        }
+        let path = match (&self.config, std::env::var_os("NL2SQL_CONFIG")) {
+            (Some(p), _) => p.clone(),
+            (None, Some(p)) => PathBuf::from(p),
+            (None, None) => bail!("no datasource: pass --config FILE or --db URL"),
+        };
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read configuration file '{}'", path.display()))?;
+        let file = ConfigFile::from_toml_str(&text)
+            .with_context(|| format!("invalid configuration file '{}'", path.display()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let base = if base.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            base
+        };
+        let registry = DatasourceRegistry::from_config(&file, base, &EnvSecrets)
+            .with_context(|| format!("invalid configuration file '{}'", path.display()))?;
+        let policy = match &file.policy {
+            Some(p) => {
+                let p = base.join(p);
+                let text = std::fs::read_to_string(&p)
+                    .with_context(|| format!("cannot read policy file '{}'", p.display()))?;
+                Some(
+                    PolicyFile::from_json_str(&text)
+                        .with_context(|| format!("invalid policy file '{}'", p.display()))?,
+                )
+            }
+            None => None,
+        };
+        Ok(Source { registry, policy })
+    }
+}
+
+impl Source {
+    /// The datasource a command works on: `--datasource ID`, or the only one there is.
+    pub(crate) fn pick(&self, id: Option<&str>) -> anyhow::Result<String> {
+        match id {
+            Some(id) => {
+                self.registry.config(id)?;
+                Ok(id.to_owned())
+            }
+            None => match self.registry.ids().as_slice() {
+                [only] => Ok((*only).to_owned()),
+                ids => bail!(
+                    "the configuration has {} datasources ({}): pass --datasource ID",
+                    ids.len(),
+                    ids.join(", ")
+                ),
+            },
+        }
+    }
+}
+
+/// A current-thread tokio runtime for one command.
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}

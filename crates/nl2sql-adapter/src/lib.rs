@@ -14,6 +14,8 @@
 mod breaker;
 mod collect;
 pub mod conformance;
+pub mod fixture;
+pub mod introspect;
 mod physical;
 mod spi;
 mod types;

@@ -233,3 +233,361 @@ fn driver_text_never_leaves_the_error() {
     assert!(e.retryable);
     assert!(!err(ResultErrorCode::SecurityViolation).retryable);
 }
+
+/// An adapter whose dry run and cost estimate are scripted, counting calls.
+struct Scripted {
+    caps: CapabilitySet,
+    dry: DryRunResult,
+    cost: Result<CostEstimate, ResultError>,
+    calls: std::sync::atomic::AtomicUsize,
+}
+
+impl Scripted {
+    fn new(dry: DryRunResult, cost: Result<CostEstimate, ResultError>) -> Self {
+        Scripted {
+            caps: CapabilitySet::new(&[
+                Capability::SupportsSql,
+                Capability::SupportsDryRun,
+                Capability::SupportsCostEstimate,
+            ]),
+            dry,
+            cost,
+            calls: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+    fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+fn valid_dry_run() -> DryRunResult {
+    DryRunResult {
+        is_valid: true,
+        error_message: None,
+        data: None,
+        error: None,
+    }
+}
+
+#[async_trait::async_trait]
+impl DatasourceAdapter for Scripted {
+    fn id(&self) -> &str {
+        "ops"
+    }
+    fn engine_type(&self) -> &str {
+        "fake"
+    }
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+    fn capabilities(&self) -> &CapabilitySet {
+        &self.caps
+    }
+    fn limits(&self) -> Limits {
+        limits(100, 1_000_000)
+    }
+    async fn test_connection(&self) -> Result<(), ResultError> {
+        Ok(())
+    }
+    async fn schema_snapshot(&self) -> Result<nl2sql_state::SchemaSnapshot, ResultError> {
+        Err(err(ResultErrorCode::CapabilityViolation))
+    }
+    async fn run_sql(&self, _sql: &str, _limits: Limits) -> ResultFrame {
+        ResultFrame::failed(err(ResultErrorCode::CapabilityViolation), 0.0)
+    }
+    async fn dry_run(&self, _sql: &str) -> DryRunResult {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.dry.clone()
+    }
+    async fn cost_estimate(&self, _sql: &str) -> Result<CostEstimate, ResultError> {
+        self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.cost.clone()
+    }
+    async fn explain(&self, _sql: &str) -> Result<QueryPlan, ResultError> {
+        Err(err(ResultErrorCode::CapabilityViolation))
+    }
+    fn details(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}
+
+fn orders_contract() -> nl2sql_state::SchemaContract {
+    let columns =
+        [("id", "bigint"), ("total", "numeric")].map(|(c, t)| introspect::CatalogColumn {
+            schema: "public".into(),
+            table: "orders".into(),
+            column: c.into(),
+            data_type: t.into(),
+            nullable: false,
+        });
+    introspect::assemble_contract("ops", "postgres", &columns, &[], &[])
+}
+
+fn breaker() -> CircuitBreaker {
+    CircuitBreaker::new(
+        "db:ops",
+        BreakerConfig {
+            fail_max: 2,
+            reset_timeout: Duration::from_secs(60),
+        },
+    )
+}
+
+fn codes(report: &PhysicalReport) -> Vec<(nl2sql_state::ErrorCode, nl2sql_state::Severity)> {
+    report.errors.iter().map(|e| (e.code, e.severity)).collect()
+}
+
+#[tokio::test]
+async fn physical_validation_stops_at_the_guard_before_the_engine() {
+    let a = Scripted::new(valid_dry_run(), Ok(CostEstimate::default()));
+    let report = validate_physical(
+        &a,
+        &breaker(),
+        &orders_contract(),
+        "SELECT nope FROM orders",
+        &PhysicalSettings::default(),
+    )
+    .await;
+    assert!(report.is_blocking());
+    assert_eq!(
+        a.calls(),
+        0,
+        "the engine was asked about SQL the guard refused"
+    );
+    // Generated SQL that fails the guard is the generator's fault.
+    let report = validate_physical(
+        &a,
+        &breaker(),
+        &orders_contract(),
+        "SELECT nope FROM orders",
+        &PhysicalSettings {
+            generated: true,
+            ..PhysicalSettings::default()
+        },
+    )
+    .await;
+    assert_eq!(
+        codes(&report),
+        vec![(
+            nl2sql_state::ErrorCode::SqlGenFailed,
+            nl2sql_state::Severity::Error
+        )]
+    );
+}
+
+#[tokio::test]
+async fn physical_validation_reports_dry_run_failures_and_cost_limits() {
+    let rejected = DryRunResult {
+        is_valid: false,
+        error_message: Some("column \"totl\" does not exist".into()),
+        data: None,
+        error: Some(err(ResultErrorCode::ExecutionFailed)),
+    };
+    let a = Scripted::new(rejected, Ok(CostEstimate::default()));
+    let report = validate_physical(
+        &a,
+        &breaker(),
+        &orders_contract(),
+        "SELECT id FROM orders",
+        &PhysicalSettings::default(),
+    )
+    .await;
+    assert_eq!(
+        codes(&report),
+        vec![(
+            nl2sql_state::ErrorCode::ExecutionError,
+            nl2sql_state::Severity::Error
+        )]
+    );
+    assert!(report.errors[0].message.contains("totl"));
+    assert_eq!(a.calls(), 1, "no cost estimate after a failed dry run");
+
+    let estimate = CostEstimate {
+        estimated_cost: Some(5_000.0),
+        estimated_rows: Some(250),
+        estimated_time_ms: None,
+    };
+    let a = Scripted::new(valid_dry_run(), Ok(estimate));
+    let sql = "SELECT id, total FROM orders";
+    // 250 estimated rows over the row limit of 100: a warning only.
+    let report = validate_physical(
+        &a,
+        &breaker(),
+        &orders_contract(),
+        sql,
+        &PhysicalSettings::default(),
+    )
+    .await;
+    assert_eq!(
+        codes(&report),
+        vec![(
+            nl2sql_state::ErrorCode::PerformanceWarning,
+            nl2sql_state::Severity::Warning
+        )]
+    );
+    assert!(!report.is_blocking());
+    assert_eq!(report.cost.as_ref().unwrap().estimated_rows, Some(250));
+    // A cost over the configured maximum blocks.
+    let settings = PhysicalSettings {
+        max_cost: Some(1_000.0),
+        ..PhysicalSettings::default()
+    };
+    let report = validate_physical(&a, &breaker(), &orders_contract(), sql, &settings).await;
+    assert!(report.is_blocking());
+    assert!(report.errors.iter().any(|e| e.message.contains("5000")));
+}
+
+#[tokio::test]
+async fn physical_validation_goes_through_the_breaker() {
+    let down = DryRunResult {
+        is_valid: false,
+        error_message: Some("cannot connect".into()),
+        data: None,
+        error: Some(err(ResultErrorCode::ServiceUnavailable)),
+    };
+    let a = Scripted::new(down, Ok(CostEstimate::default()));
+    let b = breaker();
+    let sql = "SELECT id FROM orders";
+    for _ in 0..2 {
+        let r = validate_physical(
+            &a,
+            &b,
+            &orders_contract(),
+            sql,
+            &PhysicalSettings::default(),
+        )
+        .await;
+        assert_eq!(
+            r.errors[0].code,
+            nl2sql_state::ErrorCode::ServiceUnavailable
+        );
+    }
+    assert_eq!(b.state(), BreakerState::Open);
+    let r = validate_physical(
+        &a,
+        &b,
+        &orders_contract(),
+        sql,
+        &PhysicalSettings::default(),
+    )
+    .await;
+    assert_eq!(
+        r.errors[0].code,
+        nl2sql_state::ErrorCode::ServiceUnavailable
+    );
+    assert_eq!(a.calls(), 2, "an open breaker still called the engine");
+}
+
+#[test]
+fn the_fixture_loads_in_foreign_key_order_for_every_server_dialect() {
+    let tables = fixture::tables();
+    let names: Vec<&str> = tables.iter().map(|t| t.name.as_str()).collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, conformance::FIXTURE_TABLES);
+    for (i, t) in tables.iter().enumerate() {
+        for fk in &t.foreign_keys {
+            let at = names
+                .iter()
+                .position(|n| *n == fk.references_table)
+                .unwrap();
+            assert!(
+                at < i,
+                "{} references {} defined later",
+                t.name,
+                fk.references_table
+            );
+        }
+    }
+    let rows: usize = tables.iter().map(|t| t.rows.len()).sum();
+    for dialect in [Dialect::Postgres, Dialect::MySql, Dialect::DuckDb] {
+        let stmts = fixture::load_statements(dialect, Some("fx"));
+        let inserts = stmts.iter().filter(|s| s.starts_with("INSERT")).count();
+        // The engines themselves run these in each adapter's tests.
+        assert_eq!(inserts, tables.len(), "{dialect:?}");
+        assert!(stmts[0].starts_with("CREATE SCHEMA IF NOT EXISTS"));
+    }
+    assert_eq!(rows, 37);
+    let mysql = fixture::load_statements(Dialect::MySql, None).join("\n");
+    assert!(
+        mysql.contains("`sku` VARCHAR(255) NOT NULL UNIQUE"),
+        "{mysql}"
+    );
+    assert!(mysql.contains("'Hansen, Soto and Ward'"));
+}
+
+#[test]
+fn statistics_classes_follow_engine_type_names() {
+    use introspect::{StatClass, stat_class};
+    for (t, c) in [
+        ("bigint", StatClass::Integer),
+        ("int(11) unsigned", StatClass::Integer),
+        ("INTEGER", StatClass::Integer),
+        ("DECIMAL(18,3)", StatClass::Number),
+        ("double precision", StatClass::Number),
+        ("character varying(255)", StatClass::Text),
+        ("VARCHAR", StatClass::Text),
+        ("enum('a','b')", StatClass::Text),
+        ("timestamp without time zone", StatClass::Temporal),
+        ("DATE", StatClass::Temporal),
+        ("boolean", StatClass::Boolean),
+        ("jsonb", StatClass::Skip),
+        ("INTEGER[]", StatClass::Skip),
+        ("point", StatClass::Skip),
+        ("interval", StatClass::Skip),
+    ] {
+        assert_eq!(stat_class(t), c, "{t}");
+    }
+    let s = introspect::statistics(
+        StatClass::Integer,
+        10,
+        8,
+        3,
+        Some("1".into()),
+        Some("9".into()),
+    );
+    assert!((s.null_percentage - 0.2).abs() < 1e-9);
+    assert_eq!(s.min_value, Some(serde_json::json!(1)));
+    assert!(introspect::wants_samples(StatClass::Text, 3));
+    assert!(!introspect::wants_samples(StatClass::Text, 21));
+    assert_eq!(
+        introspect::stats_sql(Dialect::MySql, "`t`", "c", StatClass::Text).unwrap(),
+        "SELECT count(*), count(`c`), count(DISTINCT `c`), CAST(min(`c`) AS CHAR), CAST(max(`c`) AS CHAR) FROM `t`"
+    );
+}
+
+#[test]
+fn contracts_group_composite_foreign_keys_by_constraint() {
+    let t = |n: &str| nl2sql_state::TableRef {
+        schema_name: "s".into(),
+        table_name: n.into(),
+    };
+    let col = |table: &str, c: &str| introspect::CatalogColumn {
+        schema: "s".into(),
+        table: table.into(),
+        column: c.into(),
+        data_type: "int".into(),
+        nullable: true,
+    };
+    let columns = [col("a", "x"), col("a", "y"), col("b", "x"), col("b", "y")];
+    let fk = |c: &str, rc: &str| introspect::CatalogForeignKey {
+        name: "fk_ab".into(),
+        table: t("b"),
+        column: c.into(),
+        referred_table: t("a"),
+        referred_column: rc.into(),
+    };
+    let contract = introspect::assemble_contract(
+        "ds",
+        "postgres",
+        &columns,
+        &[(t("a"), "x".into()), (t("a"), "y".into())],
+        &[fk("x", "x"), fk("y", "y")],
+    );
+    let b = &contract.tables["s.b"];
+    assert_eq!(b.foreign_keys.len(), 1);
+    assert_eq!(b.foreign_keys[0].constrained_columns, ["x", "y"]);
+    assert_eq!(b.foreign_keys[0].business_meaning, None);
+    assert!(contract.tables["s.a"].columns["y"].is_primary_key);
+    assert!(!b.columns["y"].is_primary_key);
+}

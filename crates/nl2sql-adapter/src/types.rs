@@ -10,8 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// Default statement timeout (`DEFAULT_STATEMENT_TIMEOUT_MS`).
 pub const DEFAULT_STATEMENT_TIMEOUT_MS: u64 = 30_000;
-/// Default row limit (`DEFAULT_ROW_LIMIT`).
-pub const DEFAULT_ROW_LIMIT: u64 = 1_000;
+pub use nl2sql_state::DEFAULT_ROW_LIMIT;
 /// Default byte limit of one result (`DEFAULT_MAX_BYTES`, 10 MiB).
 pub const DEFAULT_MAX_BYTES: u64 = 10 * 1024 * 1024;
 /// Default connect timeout (`CONNECT_TIMEOUT_MS`).

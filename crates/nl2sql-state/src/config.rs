@@ -17,6 +17,10 @@ use crate::Dialect;
 /// The configuration file format version this build reads.
 pub const CONFIG_VERSION: u32 = 1;
 
+/// The row limit of a datasource that sets none (`DEFAULT_ROW_LIMIT`, spec:
+/// config-and-security.md §3). The SQL generator and the adapters both use it.
+pub const DEFAULT_ROW_LIMIT: u64 = 10_000;
+
 /// A value that must never be printed: a password, or a URL that may hold one.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);

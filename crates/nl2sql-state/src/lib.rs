@@ -21,8 +21,8 @@ mod tests;
 
 pub use canonical::{canonical_json, sha256_hex};
 pub use config::{
-    CONFIG_VERSION, ConfigError, ConfigFile, DatasourceConfig, DatasourceEntry, Engine, EnvSecrets,
-    Secret, SecretSource, redact_url, resolve_secret,
+    CONFIG_VERSION, ConfigError, ConfigFile, DEFAULT_ROW_LIMIT, DatasourceConfig, DatasourceEntry,
+    Engine, EnvSecrets, Secret, SecretSource, redact_url, resolve_secret,
 };
 pub use context::{InvalidTraceId, TraceId, UserContext};
 pub use dialect::{Dialect, UnknownDialect};

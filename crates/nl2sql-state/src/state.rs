@@ -92,7 +92,7 @@ pub enum RunStatus {
 pub struct ArtifactRef {
     /// Location (`file:///…`, `s3://…`, `abfs://…`).
     pub uri: String,
-    /// `local`, `s3` or `adls`.
+    /// Where it is stored: `local`, `s3`, `adls`, `gcs` or `memory`.
     pub backend: String,
     /// Always `parquet`.
     pub format: String,

@@ -376,3 +376,42 @@ async fn dry_run_and_explain_do_not_execute() {
         ResultErrorCode::SecurityViolation
     );
 }
+
+/// `manufacturing.json` (the fixture the other engines load) is the `.db` row for row.
+#[test]
+fn the_portable_fixture_matches_the_sqlite_file() {
+    let conn = rusqlite::Connection::open_with_flags(
+        fixture_path(),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let tables = nl2sql_adapter::fixture::tables();
+    assert_eq!(tables.len(), conformance::FIXTURE_TABLES.len());
+    for t in &tables {
+        let cols: Vec<String> = t
+            .columns
+            .iter()
+            .map(|c| format!("\"{}\"", c.name))
+            .collect();
+        let sql = format!("SELECT {} FROM \"{}\" ORDER BY 1", cols.join(", "), t.name);
+        let mut stmt = conn.prepare(&sql).unwrap();
+        let rows: Vec<Vec<serde_json::Value>> = stmt
+            .query_map([], |r| {
+                Ok((0..cols.len())
+                    .map(|i| match r.get_ref(i).unwrap() {
+                        rusqlite::types::ValueRef::Null => serde_json::Value::Null,
+                        rusqlite::types::ValueRef::Integer(v) => serde_json::json!(v),
+                        rusqlite::types::ValueRef::Real(v) => serde_json::json!(v),
+                        rusqlite::types::ValueRef::Text(v) => {
+                            serde_json::json!(String::from_utf8_lossy(v))
+                        }
+                        rusqlite::types::ValueRef::Blob(_) => panic!("blob in fixture"),
+                    })
+                    .collect())
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(rows, t.rows, "table {}", t.name);
+    }
+}

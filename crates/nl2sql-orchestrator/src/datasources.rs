@@ -210,6 +210,22 @@ pub async fn connect(
             let adapter = nl2sql_adapter_sqlite::SqliteAdapter::from_url(id, &url, limits)?;
             Ok(Arc::new(adapter))
         }
+        #[cfg(feature = "duckdb")]
+        Engine::Duckdb => {
+            let adapter = nl2sql_adapter_duckdb::DuckDbAdapter::from_url(id, &url, limits)?;
+            Ok(Arc::new(adapter))
+        }
+        #[cfg(feature = "postgres")]
+        Engine::Postgres => {
+            let adapter =
+                nl2sql_adapter_postgres::PostgresAdapter::from_url(id, &url, limits).await?;
+            Ok(Arc::new(adapter))
+        }
+        #[cfg(feature = "mysql")]
+        Engine::Mysql => {
+            let adapter = nl2sql_adapter_mysql::MySqlAdapter::from_url(id, &url, limits).await?;
+            Ok(Arc::new(adapter))
+        }
         #[allow(unreachable_patterns)] // reason: reachable when an engine's feature is off
         engine => Err(ResultError::new(
             ResultErrorCode::ServiceUnavailable,

@@ -1,0 +1,579 @@
+//! The DuckDB adapter of nl2sql (spec: adapters.md §6.1), the embedded default, on
+//! duckdb-rs with a bundled DuckDB.
+//!
+//! Sandbox, fixed when the database is opened and locked for its lifetime:
+//! - the file is opened `READ_ONLY` (never created);
+//! - `enable_external_access = false`: no file reads or writes (`read_csv`, `COPY`,
+//!   `EXPORT`), no `ATTACH`, no network, no `INSTALL`/`LOAD` of extensions;
+//!   extension autoloading and autoinstalling are off;
+//! - `lock_configuration = true`: no statement can change a setting afterwards;
+//! - every statement runs on a fresh connection, dropped afterwards, so temporary
+//!   objects, variables and prepared statements never outlive it.
+//!
+//! Results stream as Arrow record batches straight from DuckDB; the row and byte limits
+//! stop reading early. The statement timeout interrupts the query
+//! (`EXECUTION_TIMEOUT`). Work runs on tokio's blocking pool.
+
+mod snapshot;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use arrow::array::{Array, AsArray as _};
+use arrow::datatypes::{DataType, SchemaRef};
+use arrow::record_batch::RecordBatch;
+use async_trait::async_trait;
+use duckdb::{AccessMode, Config, Connection};
+use nl2sql_adapter::{
+    Capability, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult, ExecutionStats,
+    Limits, PlanFormat, QueryPlan, ResultError, ResultErrorCode, ResultFrame, TruncatedReason,
+};
+use nl2sql_state::{Dialect, SchemaSnapshot};
+
+/// A DuckDB database file behind the adapter SPI.
+pub struct DuckDbAdapter {
+    id: String,
+    path: PathBuf,
+    limits: Limits,
+    capabilities: CapabilitySet,
+    /// The database; each statement runs on a clone (a new connection).
+    root: Arc<Mutex<Connection>>,
+    version: String,
+}
+
+impl std::fmt::Debug for DuckDbAdapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DuckDbAdapter")
+            .field("id", &self.id)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unavailable(message: &str, detail: String) -> ResultError {
+    let mut e = ResultError::new(ResultErrorCode::ServiceUnavailable, message);
+    e.detail = Some(detail);
+    e
+}
+
+fn crash(message: &str, detail: String) -> ResultError {
+    let mut e = ResultError::new(ResultErrorCode::ExecutorCrash, message);
+    e.detail = Some(detail);
+    e
+}
+
+/// The sandbox configuration every database is opened with.
+fn sandbox_config() -> duckdb::Result<Config> {
+    Config::default()
+        .access_mode(AccessMode::ReadOnly)?
+        .enable_external_access(false)?
+        .enable_autoload_extension(false)?
+        .with("autoinstall_known_extensions", "false")?
+        .with("allow_community_extensions", "false")?
+        .with("lock_configuration", "true")
+}
+
+impl DuckDbAdapter {
+    /// Opens the database file at `path` read-only and sandboxed. A missing file is
+    /// `SERVICE_UNAVAILABLE`; it is never created.
+    pub fn open(id: &str, path: &Path, limits: Limits) -> Result<Self, ResultError> {
+        if !path.is_file() {
+            return Err(unavailable(
+                "the DuckDB database file does not exist or is not a file",
+                path.display().to_string(),
+            )
+            .at("connect", id));
+        }
+        let config = sandbox_config().map_err(|e| {
+            crash("cannot configure the DuckDB sandbox", e.to_string()).at("connect", id)
+        })?;
+        let conn = Connection::open_with_flags(path, config).map_err(|e| {
+            unavailable("the file is not a readable DuckDB database", e.to_string())
+                .at("connect", id)
+        })?;
+        let version = conn
+            .query_row("SELECT version()", [], |r| r.get::<_, String>(0))
+            .unwrap_or_default();
+        Ok(DuckDbAdapter {
+            version,
+            id: id.to_owned(),
+            path: path.to_path_buf(),
+            limits,
+            capabilities: CapabilitySet::new(&[
+                Capability::SupportsSql,
+                Capability::SupportsSchemaIntrospection,
+                Capability::SupportsDryRun,
+                Capability::SupportsCostEstimate,
+            ]),
+            root: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    /// Opens `duckdb:///absolute/path.duckdb` or `duckdb://relative/path.duckdb`
+    /// (relative to the current directory).
+    pub fn from_url(id: &str, url: &str, limits: Limits) -> Result<Self, ResultError> {
+        let path = parse_url(url).map_err(|m| {
+            ResultError::new(ResultErrorCode::ServiceUnavailable, m).at("connect", id)
+        })?;
+        DuckDbAdapter::open(id, &path, limits)
+    }
+
+    /// A new connection to the database.
+    fn connection(&self) -> Result<Connection, ResultError> {
+        let root = self
+            .root
+            .lock()
+            .map_err(|e| crash("the DuckDB connection lock is poisoned", e.to_string()))?;
+        root.try_clone()
+            .map_err(|e| unavailable("cannot open a DuckDB connection", e.to_string()))
+    }
+
+    /// Runs `f` on a fresh connection on tokio's blocking pool, interrupting it after
+    /// `timeout_ms`.
+    async fn on_connection<T, F>(&self, timeout_ms: u64, f: F) -> Result<T, ResultError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, ResultError> + Send + 'static,
+    {
+        let conn = self.connection()?;
+        let interrupt = conn.interrupt_handle();
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&timed_out);
+        let mut handle = tokio::task::spawn_blocking(move || f(&conn));
+        let joined =
+            match tokio::time::timeout(Duration::from_millis(timeout_ms), &mut handle).await {
+                Ok(joined) => joined,
+                Err(_) => {
+                    flag.store(true, Ordering::SeqCst);
+                    interrupt.interrupt();
+                    handle.await
+                }
+            };
+        let out =
+            joined.unwrap_or_else(|e| Err(crash("the DuckDB worker thread failed", e.to_string())));
+        match out {
+            Err(e) if timed_out.load(Ordering::SeqCst) => Err(timeout_error(
+                e.detail.unwrap_or_else(|| e.safe_message.clone()),
+            )),
+            other => other,
+        }
+    }
+
+    async fn plan_of(&self, sql: &str) -> Result<serde_json::Value, ResultError> {
+        let sql = sql.to_owned();
+        self.on_connection(self.limits.statement_timeout_ms, move |c| {
+            explain_json(c, &sql)
+        })
+        .await
+    }
+}
+
+fn timeout_error(detail: String) -> ResultError {
+    let mut err = ResultError::new(
+        ResultErrorCode::ExecutionTimeout,
+        "the statement exceeded its timeout and was cancelled",
+    );
+    err.detail = Some(detail);
+    err
+}
+
+/// The path of a `duckdb://` URL.
+fn parse_url(url: &str) -> Result<PathBuf, String> {
+    let rest = url
+        .strip_prefix("duckdb://")
+        .or_else(|| url.strip_prefix("DUCKDB://"))
+        .ok_or_else(|| {
+            "malformed DuckDB URL: expected duckdb:///absolute/path or duckdb://relative/path"
+                .to_owned()
+        })?;
+    if rest.is_empty() || rest == "/" {
+        return Err("malformed DuckDB URL: no file path".to_owned());
+    }
+    if rest.contains(['?', '#']) {
+        return Err(
+            "malformed DuckDB URL: query strings and fragments are not supported".to_owned(),
+        );
+    }
+    if rest == ":memory:" || rest == "/:memory:" {
+        return Err(
+            "a read-only in-memory DuckDB database is empty; name a database file".to_owned(),
+        );
+    }
+    Ok(PathBuf::from(rest))
+}
+
+/// Maps a DuckDB error by its class (the message prefix DuckDB gives every error).
+pub(crate) fn map_err(e: &duckdb::Error) -> ResultError {
+    let message = e.to_string();
+    let class = message.split(" Error").next().unwrap_or_default();
+    let lower = message.to_ascii_lowercase();
+    let security = class == "Permission"
+        || lower.contains("read-only")
+        || lower.contains("read only")
+        || lower.contains("external access")
+        || lower.contains("lock_configuration")
+        || lower.contains("configuration has been locked")
+        || lower.contains("disabled by configuration");
+    if class == "INTERRUPT" || lower.contains("interrupted") {
+        return timeout_error(message);
+    }
+    if security {
+        let mut err = ResultError::new(
+            ResultErrorCode::SecurityViolation,
+            "the DuckDB sandbox refused the statement: only reading the database is allowed",
+        );
+        err.detail = Some(message);
+        return err;
+    }
+    if class == "IO" {
+        return unavailable("the DuckDB database cannot be read", message);
+    }
+    ResultError::from_engine(ResultErrorCode::ExecutionFailed, &message)
+}
+
+/// Approximate data size of each row of `batch`: fixed widths, string and binary lengths
+/// plus an offset, one byte for booleans and nulls (the same measure as the other
+/// adapters' `ResultBuilder`).
+fn row_sizes(batch: &RecordBatch) -> Vec<u64> {
+    let mut sizes = vec![0u64; batch.num_rows()];
+    for col in batch.columns() {
+        let dt = col.data_type();
+        match dt {
+            DataType::Utf8 => {
+                let a = col.as_string::<i32>();
+                for (i, s) in sizes.iter_mut().enumerate() {
+                    *s += if a.is_null(i) {
+                        1
+                    } else {
+                        a.value(i).len() as u64 + 4
+                    };
+                }
+            }
+            DataType::LargeUtf8 => {
+                let a = col.as_string::<i64>();
+                for (i, s) in sizes.iter_mut().enumerate() {
+                    *s += if a.is_null(i) {
+                        1
+                    } else {
+                        a.value(i).len() as u64 + 8
+                    };
+                }
+            }
+            DataType::Utf8View => {
+                let a = col.as_string_view();
+                for (i, s) in sizes.iter_mut().enumerate() {
+                    *s += if a.is_null(i) {
+                        1
+                    } else {
+                        a.value(i).len() as u64 + 4
+                    };
+                }
+            }
+            DataType::Binary => {
+                let a = col.as_binary::<i32>();
+                for (i, s) in sizes.iter_mut().enumerate() {
+                    *s += if a.is_null(i) {
+                        1
+                    } else {
+                        a.value(i).len() as u64 + 4
+                    };
+                }
+            }
+            _ => {
+                let width = dt.primitive_width().map_or_else(
+                    || (col.get_array_memory_size() / col.len().max(1)).max(1) as u64,
+                    |w| w as u64,
+                );
+                for s in &mut sizes {
+                    *s += width;
+                }
+            }
+        }
+    }
+    sizes
+}
+
+/// Runs `sql` on `conn` under `limits`, streaming batches until a limit stops it.
+fn run_on(
+    conn: &Connection,
+    id: &str,
+    sql: &str,
+    limits: Limits,
+    started: Instant,
+) -> Result<ResultFrame, ResultError> {
+    let mut stmt = conn.prepare(sql).map_err(|e| map_err(&e))?;
+    let mut stream = stmt.stream_arrow([]).map_err(|e| map_err(&e))?;
+    let schema: SchemaRef = stream.get_schema();
+    let mut batches = Vec::new();
+    let (mut rows, mut bytes) = (0u64, 0u64);
+    let mut truncated = None;
+    for batch in stream.by_ref() {
+        let batch = batch.map_err(|e| map_err(&e))?;
+        if batch.num_rows() == 0 {
+            continue;
+        }
+        let room = limits.row_limit.saturating_sub(rows);
+        let mut take = (batch.num_rows() as u64).min(room);
+        let sizes = row_sizes(&batch);
+        let mut size: u64 = 0;
+        for (i, s) in sizes.iter().take(take as usize).enumerate() {
+            if bytes + size + s > limits.max_bytes {
+                take = i as u64;
+                truncated = Some(TruncatedReason::MaxBytes);
+                break;
+            }
+            size += s;
+        }
+        if truncated.is_none() && take < batch.num_rows() as u64 {
+            truncated = Some(TruncatedReason::RowLimit);
+        }
+        if take > 0 {
+            batches.push(batch.slice(0, take as usize));
+        }
+        rows += take;
+        bytes += size;
+        if truncated.is_some() {
+            break;
+        }
+        if rows == limits.row_limit {
+            // The limit is met exactly: more rows mean the result was cut.
+            if stream.any(|b| b.is_ok_and(|b| b.num_rows() > 0)) {
+                truncated = Some(TruncatedReason::RowLimit);
+            }
+            break;
+        }
+    }
+    // One compact batch, so that a slice does not keep its whole parent alive.
+    let batch = arrow::compute::concat_batches(&schema, &batches)
+        .map_err(|e| crash("cannot assemble the DuckDB result", e.to_string()))?;
+    let memory = batch.get_array_memory_size() as u64;
+    Ok(ResultFrame {
+        success: true,
+        schema: Some(schema),
+        batches: vec![batch],
+        row_count: rows,
+        truncated: truncated.is_some(),
+        bytes: Some(memory),
+        datasource_id: Some(id.to_owned()),
+        tenant_id: None,
+        execution_stats: ExecutionStats {
+            execution_time_ms: started.elapsed().as_secs_f64() * 1000.0,
+            truncated_reason: truncated,
+        },
+        error: None,
+    })
+}
+
+/// `EXPLAIN (FORMAT JSON)` of `sql`, which binds and plans it without running it.
+fn explain_json(conn: &Connection, sql: &str) -> Result<serde_json::Value, ResultError> {
+    let mut stmt = conn
+        .prepare(&format!("EXPLAIN (FORMAT JSON) {sql}"))
+        .map_err(|e| map_err(&e))?;
+    let mut rows = stmt.query([]).map_err(|e| map_err(&e))?;
+    let mut text = String::new();
+    while let Some(row) = rows.next().map_err(|e| map_err(&e))? {
+        let v: String = row.get(1).map_err(|e| map_err(&e))?;
+        text.push_str(&v);
+    }
+    serde_json::from_str(&text).map_err(|e| {
+        crash(
+            "cannot read the DuckDB plan",
+            format!("EXPLAIN output: {e}"),
+        )
+    })
+}
+
+/// The root's estimated cardinality, and the sum over every operator as the cost.
+fn estimates(plan: &serde_json::Value) -> (Option<f64>, Option<u64>) {
+    fn cardinality(node: &serde_json::Value) -> Option<f64> {
+        let v = node.get("extra_info")?.get("Estimated Cardinality")?;
+        v.as_f64().or_else(|| {
+            v.as_str()
+                .and_then(|s| s.trim_start_matches('~').parse().ok())
+        })
+    }
+    fn walk(node: &serde_json::Value, total: &mut f64, seen: &mut bool) {
+        if let Some(c) = cardinality(node) {
+            *total += c;
+            *seen = true;
+        }
+        if let Some(children) = node.get("children").and_then(serde_json::Value::as_array) {
+            for c in children {
+                walk(c, total, seen);
+            }
+        }
+    }
+    let roots: Vec<&serde_json::Value> = match plan {
+        serde_json::Value::Array(items) => items.iter().collect(),
+        other => vec![other],
+    };
+    let (mut total, mut seen) = (0.0, false);
+    for r in &roots {
+        walk(r, &mut total, &mut seen);
+    }
+    let rows = roots
+        .first()
+        .and_then(|r| {
+            // The root may be a projection without an estimate: take the first below.
+            let mut node = *r;
+            loop {
+                if let Some(c) = cardinality(node) {
+                    return Some(c);
+                }
+                node = node.get("children")?.get(0)?;
+            }
+        })
+        .map(|c| c.max(0.0).round() as u64);
+    (seen.then_some(total), rows)
+}
+
+#[async_trait]
+impl DatasourceAdapter for DuckDbAdapter {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn engine_type(&self) -> &str {
+        "duckdb"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::DuckDb
+    }
+
+    fn capabilities(&self) -> &CapabilitySet {
+        &self.capabilities
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    async fn test_connection(&self) -> Result<(), ResultError> {
+        self.on_connection(self.limits.statement_timeout_ms, |c| {
+            c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))
+                .map(|_| ())
+                .map_err(|e| map_err(&e))
+        })
+        .await
+        .map_err(|e| e.at("test_connection", &self.id))
+    }
+
+    async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
+        let id = self.id.clone();
+        let budget = nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS;
+        self.on_connection(budget * 3, move |c| snapshot::snapshot(c, &id, budget))
+            .await
+            .map_err(|e| e.at("schema_snapshot", &self.id))
+    }
+
+    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {
+        let started = Instant::now();
+        let id = self.id.clone();
+        let sql = sql.to_owned();
+        let out = self
+            .on_connection(limits.statement_timeout_ms, move |c| {
+                run_on(c, &id, &sql, limits, started)
+            })
+            .await;
+        match out {
+            Ok(frame) => frame,
+            Err(e) => ResultFrame::failed(
+                e.at("execute", &self.id),
+                started.elapsed().as_secs_f64() * 1000.0,
+            ),
+        }
+    }
+
+    async fn dry_run(&self, sql: &str) -> DryRunResult {
+        match self.plan_of(sql).await {
+            Ok(plan) => DryRunResult {
+                is_valid: true,
+                error_message: None,
+                data: Some(serde_json::json!({ "plan": plan })),
+                error: None,
+            },
+            Err(e) => DryRunResult {
+                is_valid: false,
+                error_message: Some(e.safe_message.clone()),
+                data: None,
+                error: Some(e.at("dry_run", &self.id)),
+            },
+        }
+    }
+
+    async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError> {
+        let plan = self
+            .plan_of(sql)
+            .await
+            .map_err(|e| e.at("cost_estimate", &self.id))?;
+        let (estimated_cost, estimated_rows) = estimates(&plan);
+        Ok(CostEstimate {
+            estimated_cost,
+            estimated_rows,
+            estimated_time_ms: None,
+        })
+    }
+
+    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
+        let plan = self
+            .plan_of(sql)
+            .await
+            .map_err(|e| e.at("explain", &self.id))?;
+        Ok(QueryPlan {
+            plan_text: serde_json::to_string_pretty(&plan).unwrap_or_default(),
+            format: PlanFormat::Json,
+        })
+    }
+
+    fn details(&self) -> serde_json::Value {
+        let file = self
+            .path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned());
+        serde_json::json!({
+            "id": self.id,
+            "engine_type": "duckdb",
+            "file": file,
+            "duckdb_version": self.version,
+            "limits": self.limits,
+            "capabilities": self.capabilities.as_strings(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_name_a_file() {
+        assert_eq!(
+            parse_url("duckdb:///data/ops.duckdb").unwrap(),
+            PathBuf::from("/data/ops.duckdb")
+        );
+        assert_eq!(
+            parse_url("duckdb://rel/ops.duckdb").unwrap(),
+            PathBuf::from("rel/ops.duckdb")
+        );
+        for bad in [
+            "duckdb://",
+            "sqlite:///x.db",
+            "duckdb:///x.db?mode=rw",
+            "duckdb://:memory:",
+        ] {
+            assert!(parse_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn plan_estimates_read_cardinalities() {
+        let plan = serde_json::json!([{"name": "PROJECTION", "extra_info": {},
+            "children": [{"name": "SEQ_SCAN", "extra_info": {"Estimated Cardinality": "8"},
+                          "children": []}]}]);
+        assert_eq!(estimates(&plan), (Some(8.0), Some(8)));
+        assert_eq!(estimates(&serde_json::json!([])), (None, None));
+    }
+}

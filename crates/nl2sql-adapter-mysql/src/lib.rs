@@ -1,0 +1,618 @@
+//! The MySQL and MariaDB adapter of nl2sql (spec: adapters.md §6.4), on mysql_async.
+//!
+//! Sandbox, for every statement:
+//! - the session caps its statement time (`max_statement_time` on MariaDB,
+//!   `max_execution_time` on MySQL) and its result size (`sql_select_limit`: one row past
+//!   the row limit), then runs `START TRANSACTION READ ONLY`, always rolled back;
+//! - the statement is prepared first (binary protocol: one statement, never a script);
+//!   a statement that returns no columns (DDL, DML, `SET`, `DO`, `CALL`, `LOAD DATA`,
+//!   `SELECT … INTO OUTFILE`, transaction control…) is refused before it runs — this
+//!   matters because DDL commits implicitly, even inside a read-only transaction;
+//! - connections return to the pool through `COM_RESET_CONNECTION`, so no session
+//!   variable, user variable, temporary table or lock outlives the call;
+//! - connect an account with `SELECT` privileges only: `FILE` lets `LOAD_FILE()` read
+//!   server files. The adapter logs a warning and reports `"privileged": true` in its
+//!   details when the account holds more than reading privileges.
+//!
+//! A statement past its timeout is stopped by the server (`EXECUTION_TIMEOUT`); if the
+//! server does not answer within a grace period, the client sends `KILL QUERY`.
+//! Connecting is bounded by the connect timeout: a dead server is `SERVICE_UNAVAILABLE`.
+
+mod decode;
+mod snapshot;
+
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use mysql_async::prelude::Queryable as _;
+use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
+use nl2sql_adapter::{
+    Capability, CapabilitySet, CostEstimate, DEFAULT_CONNECT_TIMEOUT_MS, DatasourceAdapter,
+    DryRunResult, Limits, PlanFormat, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
+    ResultFrame,
+};
+use nl2sql_state::{Dialect, SchemaSnapshot};
+
+/// At most this many connections are open at once.
+const MAX_CONNECTIONS: usize = 8;
+
+/// How long the client waits past the statement timeout for the server's own stop.
+const CANCEL_GRACE: Duration = Duration::from_millis(2_000);
+
+/// A MySQL or MariaDB database behind the adapter SPI.
+pub struct MySqlAdapter {
+    id: String,
+    pool: Pool,
+    opts: Opts,
+    connect_timeout: Duration,
+    limits: Limits,
+    capabilities: CapabilitySet,
+    mariadb: bool,
+    privileged: bool,
+    server_version: String,
+}
+
+impl std::fmt::Debug for MySqlAdapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MySqlAdapter")
+            .field("id", &self.id)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unavailable(message: &str, detail: String) -> ResultError {
+    let mut e = ResultError::new(ResultErrorCode::ServiceUnavailable, message);
+    e.detail = Some(detail);
+    e
+}
+
+impl MySqlAdapter {
+    /// Connects to `mysql://user[:password]@host[:port]/database` (also `mariadb://`).
+    /// The URL is never echoed in errors. The first connection is opened now, so a dead
+    /// server or wrong credentials fail here.
+    pub async fn from_url(id: &str, url: &str, limits: Limits) -> Result<Self, ResultError> {
+        Self::from_url_with_connect_timeout(
+            id,
+            url,
+            limits,
+            Duration::from_millis(DEFAULT_CONNECT_TIMEOUT_MS),
+        )
+        .await
+    }
+
+    /// [`MySqlAdapter::from_url`] with an explicit connect timeout.
+    pub async fn from_url_with_connect_timeout(
+        id: &str,
+        url: &str,
+        limits: Limits,
+        connect_timeout: Duration,
+    ) -> Result<Self, ResultError> {
+        let opts = parse_url(url).map_err(|e| e.at("connect", id))?;
+        // `?pool_max=N` in the URL may lower the pool size.
+        let max = opts
+            .pool_opts()
+            .constraints()
+            .max()
+            .clamp(1, MAX_CONNECTIONS);
+        let constraints = PoolConstraints::new(0, max).unwrap_or_default();
+        let opts: Opts = OptsBuilder::from_opts(opts)
+            .pool_opts(
+                PoolOpts::default()
+                    .with_constraints(constraints)
+                    // Keep idle connections for reuse (the default closes them at once).
+                    .with_inactive_connection_ttl(Duration::from_secs(60))
+                    .with_reset_connection(true),
+            )
+            .stmt_cache_size(0)
+            .prefer_socket(false)
+            .into();
+        let mut adapter = MySqlAdapter {
+            id: id.to_owned(),
+            pool: Pool::new(opts.clone()),
+            opts,
+            connect_timeout,
+            limits,
+            capabilities: CapabilitySet::new(&[
+                Capability::SupportsSql,
+                Capability::SupportsSchemaIntrospection,
+                Capability::SupportsDryRun,
+                Capability::SupportsCostEstimate,
+            ]),
+            mariadb: false,
+            privileged: false,
+            server_version: String::new(),
+        };
+        let mut conn = adapter.conn().await.map_err(|e| e.at("connect", id))?;
+        let version: Option<String> = conn
+            .query_first("SELECT VERSION()")
+            .await
+            .map_err(|e| map_err(&e).at("connect", id))?;
+        adapter.server_version = version.unwrap_or_default();
+        adapter.mariadb = adapter
+            .server_version
+            .to_ascii_lowercase()
+            .contains("mariadb");
+        let grants: Vec<String> = conn
+            .query("SHOW GRANTS FOR CURRENT_USER()")
+            .await
+            .unwrap_or_default();
+        adapter.privileged = grants.iter().any(|g| grant_is_privileged(g));
+        if adapter.privileged {
+            tracing::warn!(
+                datasource = id,
+                "connected with a MySQL account that may write or read server files; \
+                 grant it SELECT only"
+            );
+        }
+        drop(conn);
+        Ok(adapter)
+    }
+
+    async fn conn(&self) -> Result<Conn, ResultError> {
+        match tokio::time::timeout(self.connect_timeout, self.pool.get_conn()).await {
+            Err(_) => Err(unavailable(
+                "timed out connecting to the MySQL server",
+                format!("no answer within {:?}", self.connect_timeout),
+            )),
+            Ok(Err(e)) => Err(connect_error(&e)),
+            Ok(Ok(c)) => Ok(c),
+        }
+    }
+
+    /// The session settings that cap one statement.
+    fn caps(&self, limits: Limits) -> String {
+        let select_limit = limits.row_limit.saturating_add(1);
+        if self.mariadb {
+            format!(
+                "SET SESSION sql_select_limit = {select_limit}, max_statement_time = {:.3}",
+                limits.statement_timeout_ms as f64 / 1000.0
+            )
+        } else {
+            format!(
+                "SET SESSION sql_select_limit = {select_limit}, max_execution_time = {}",
+                limits.statement_timeout_ms
+            )
+        }
+    }
+
+    /// Runs `op` in a read-only transaction under `limits`; kills the query on the server
+    /// when it overruns.
+    async fn in_read_only_tx(&self, limits: Limits, op: Op) -> Result<Out, ResultError> {
+        let mut conn = self.conn().await?;
+        let conn_id = conn.id();
+        let caps = self.caps(limits);
+        let limit = Duration::from_millis(limits.statement_timeout_ms) + CANCEL_GRACE;
+        let outcome = tokio::time::timeout(limit, run_tx(&mut conn, &self.id, &caps, op)).await;
+        match outcome {
+            Ok(out) => out,
+            Err(_) => {
+                if let Ok(mut killer) = self.conn().await {
+                    let _ = killer.query_drop(format!("KILL QUERY {conn_id}")).await;
+                }
+                Err(timeout_error(format!(
+                    "no answer within {} ms plus {CANCEL_GRACE:?}",
+                    limits.statement_timeout_ms
+                )))
+            }
+        }
+    }
+
+    async fn plan_of(&self, sql: &str) -> Result<serde_json::Value, ResultError> {
+        match self
+            .in_read_only_tx(self.limits, Op::Explain(sql.to_owned()))
+            .await?
+        {
+            Out::Plan(p) => Ok(p),
+            _ => Err(unexpected()),
+        }
+    }
+}
+
+/// Whether a `SHOW GRANTS` line gives more than reading.
+fn grant_is_privileged(grant: &str) -> bool {
+    let upper = grant.to_ascii_uppercase();
+    let Some(privs) = upper
+        .strip_prefix("GRANT ")
+        .and_then(|rest| rest.split(" ON ").next())
+    else {
+        return false;
+    };
+    privs
+        .split(',')
+        .map(str::trim)
+        .any(|p| !matches!(p, "SELECT" | "USAGE" | "SHOW VIEW" | "SHOW DATABASES"))
+}
+
+/// What runs inside one read-only transaction.
+enum Op {
+    Ping,
+    Execute {
+        sql: String,
+        limits: Limits,
+        started: Instant,
+    },
+    Explain(String),
+    Snapshot,
+}
+
+/// What an [`Op`] returns.
+enum Out {
+    Unit,
+    Frame(ResultFrame),
+    Plan(serde_json::Value),
+    Snapshot(Box<SchemaSnapshot>),
+}
+
+async fn run_tx(conn: &mut Conn, id: &str, caps: &str, op: Op) -> Result<Out, ResultError> {
+    conn.query_drop(caps).await.map_err(|e| map_err(&e))?;
+    conn.query_drop("START TRANSACTION READ ONLY")
+        .await
+        .map_err(|e| map_err(&e))?;
+    let out = match op {
+        Op::Ping => conn
+            .query_drop("SELECT 1")
+            .await
+            .map(|()| Out::Unit)
+            .map_err(|e| map_err(&e)),
+        Op::Execute {
+            sql,
+            limits,
+            started,
+        } => execute_in(conn, id, &sql, limits, started)
+            .await
+            .map(Out::Frame),
+        Op::Explain(sql) => explain_json(conn, &sql).await.map(Out::Plan),
+        Op::Snapshot => snapshot::snapshot(conn, id)
+            .await
+            .map(|s| Out::Snapshot(Box::new(s))),
+    };
+    // The pool resets the session (COM_RESET_CONNECTION) when the connection returns.
+    conn.query_drop("ROLLBACK").await.map_err(|e| map_err(&e))?;
+    out
+}
+
+fn unexpected() -> ResultError {
+    ResultError::new(
+        ResultErrorCode::ExecutorCrash,
+        "the MySQL adapter returned an unexpected result kind",
+    )
+}
+
+fn timeout_error(detail: String) -> ResultError {
+    let mut err = ResultError::new(
+        ResultErrorCode::ExecutionTimeout,
+        "the statement exceeded its timeout and was cancelled",
+    );
+    err.detail = Some(detail);
+    err
+}
+
+/// Parses a `mysql://` or `mariadb://` URL without echoing it in the error.
+fn parse_url(url: &str) -> Result<Opts, ResultError> {
+    let malformed = |detail: String| {
+        unavailable(
+            "malformed MySQL URL: expected mysql://user@host:port/database",
+            detail,
+        )
+    };
+    let rest = if let Some(r) = url.strip_prefix("mysql://") {
+        r
+    } else if let Some(r) = url.strip_prefix("mariadb://") {
+        r
+    } else {
+        return Err(malformed("unknown scheme".to_owned()));
+    };
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    let host = authority.rsplit('@').next().unwrap_or_default();
+    if host.is_empty() || host.starts_with(':') {
+        return Err(malformed("no host".to_owned()));
+    }
+    Opts::from_url(&format!("mysql://{rest}")).map_err(|e| malformed(e.to_string()))
+}
+
+fn server_code(e: &mysql_async::Error) -> Option<(u16, &str)> {
+    match e {
+        mysql_async::Error::Server(s) => Some((s.code, s.message.as_str())),
+        _ => None,
+    }
+}
+
+fn connect_error(e: &mysql_async::Error) -> ResultError {
+    let (message, retryable) = match server_code(e).map(|(c, _)| c) {
+        Some(1045 | 1044 | 1698) => ("MySQL refused the credentials", false),
+        Some(1049) => ("the MySQL database does not exist", false),
+        Some(1040 | 1203) => ("the MySQL server has too many connections", true),
+        _ => ("cannot connect to the MySQL server", true),
+    };
+    let mut err = unavailable(message, e.to_string());
+    err.retryable = retryable;
+    err
+}
+
+/// Maps a driver error. The server's message goes through the safe-message filter.
+pub(crate) fn map_err(e: &mysql_async::Error) -> ResultError {
+    let Some((code, message)) = server_code(e) else {
+        return unavailable("the MySQL server could not be reached", e.to_string());
+    };
+    match code {
+        // max_statement_time (MariaDB), max_execution_time (MySQL), KILL QUERY
+        1969 | 3024 | 1317 | 1028 => timeout_error(message.to_owned()),
+        // read-only transaction, access denied, --read-only, secure_file_priv
+        1792 | 1142 | 1143 | 1044 | 1045 | 1227 | 1370 | 1290 | 1036 => {
+            let mut err = ResultError::new(
+                ResultErrorCode::SecurityViolation,
+                "the MySQL sandbox refused the statement: only reading is allowed",
+            );
+            err.detail = Some(message.to_owned());
+            err
+        }
+        // server shutting down, too many connections, out of resources
+        1053 | 1040 | 1203 | 1041 | 1037 => {
+            unavailable("the MySQL server is unavailable", message.to_owned())
+        }
+        _ => ResultError::from_engine(ResultErrorCode::ExecutionFailed, message),
+    }
+}
+
+fn not_a_query() -> ResultError {
+    ResultError::new(
+        ResultErrorCode::SecurityViolation,
+        "the MySQL sandbox refused the statement: it returns no rows, so it is not a query",
+    )
+}
+
+async fn execute_in(
+    conn: &mut Conn,
+    id: &str,
+    sql: &str,
+    limits: Limits,
+    started: Instant,
+) -> Result<ResultFrame, ResultError> {
+    let stmt = conn.prep(sql).await.map_err(|e| map_err(&e))?;
+    if stmt.num_columns() == 0 {
+        let _ = conn.close(stmt).await;
+        return Err(not_a_query());
+    }
+    let frame = {
+        let mut result = conn.exec_iter(&stmt, ()).await.map_err(|e| map_err(&e))?;
+        let columns = result.columns().unwrap_or_else(|| stmt.columns());
+        let names: Vec<String> = columns.iter().map(|c| c.name_str().into_owned()).collect();
+        let kinds: Vec<_> = columns.iter().map(decode::kind_of).collect();
+        let mut builder = ResultBuilder::new(names, kinds.clone(), limits);
+        while let Some(row) = result.next().await.map_err(|e| map_err(&e))? {
+            let cells = row
+                .unwrap_raw()
+                .into_iter()
+                .zip(&kinds)
+                .map(|(v, k)| decode::cell_of(v, k))
+                .collect();
+            if builder.push_row(cells) == Push::Stop {
+                break;
+            }
+        }
+        // Unread rows (at most one past the row limit, by sql_select_limit) are drained.
+        result.drop_result().await.map_err(|e| map_err(&e))?;
+        builder.finish(id, started.elapsed().as_secs_f64() * 1000.0)
+    };
+    let _ = conn.close(stmt).await;
+    Ok(frame)
+}
+
+async fn explain_json(conn: &mut Conn, sql: &str) -> Result<serde_json::Value, ResultError> {
+    let stmt = conn.prep(sql).await.map_err(|e| map_err(&e))?;
+    let columns = stmt.num_columns();
+    let _ = conn.close(stmt).await;
+    if columns == 0 {
+        return Err(not_a_query());
+    }
+    let text: Option<String> = conn
+        .query_first(format!("EXPLAIN FORMAT=JSON {sql}"))
+        .await
+        .map_err(|e| map_err(&e))?;
+    serde_json::from_str(&text.unwrap_or_default()).map_err(|e| {
+        ResultError::from_engine(
+            ResultErrorCode::ExecutorCrash,
+            &format!("EXPLAIN output: {e}"),
+        )
+    })
+}
+
+/// Sums `rows` (MariaDB) or `rows_examined_per_scan` (MySQL) and reads the query cost
+/// (`query_cost` on MySQL, `cost` on MariaDB 11) over every table of the plan.
+fn estimates(plan: &serde_json::Value) -> (Option<f64>, Option<u64>) {
+    fn walk(v: &serde_json::Value, cost: &mut Option<f64>, rows: &mut Option<u64>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, val) in map {
+                    match k.as_str() {
+                        "query_cost" | "cost" => {
+                            let c = val
+                                .as_f64()
+                                .or_else(|| val.as_str().and_then(|s| s.parse().ok()));
+                            if let Some(c) = c {
+                                *cost = Some(cost.map_or(c, |x: f64| x.max(c)));
+                            }
+                        }
+                        "rows" | "rows_examined_per_scan" => {
+                            if let Some(r) = val.as_u64() {
+                                *rows = Some(rows.map_or(r, |x: u64| x.saturating_mul(r.max(1))));
+                            }
+                        }
+                        _ => walk(val, cost, rows),
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|i| walk(i, cost, rows)),
+            _ => {}
+        }
+    }
+    let (mut cost, mut rows) = (None, None);
+    walk(plan, &mut cost, &mut rows);
+    (cost, rows)
+}
+
+#[async_trait]
+impl DatasourceAdapter for MySqlAdapter {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn engine_type(&self) -> &str {
+        "mysql"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::MySql
+    }
+
+    fn capabilities(&self) -> &CapabilitySet {
+        &self.capabilities
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    async fn test_connection(&self) -> Result<(), ResultError> {
+        match self.in_read_only_tx(self.limits, Op::Ping).await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.at("test_connection", &self.id)),
+        }
+    }
+
+    async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
+        let limits = Limits {
+            statement_timeout_ms: nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS * 3,
+            row_limit: u64::MAX - 1,
+            ..self.limits
+        };
+        match self.in_read_only_tx(limits, Op::Snapshot).await {
+            Ok(Out::Snapshot(s)) => Ok(*s),
+            Ok(_) => Err(unexpected().at("schema_snapshot", &self.id)),
+            Err(e) => Err(e.at("schema_snapshot", &self.id)),
+        }
+    }
+
+    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {
+        let started = Instant::now();
+        let op = Op::Execute {
+            sql: sql.to_owned(),
+            limits,
+            started,
+        };
+        let out = match self.in_read_only_tx(limits, op).await {
+            Ok(Out::Frame(frame)) => Ok(frame),
+            Ok(_) => Err(unexpected()),
+            Err(e) => Err(e),
+        };
+        match out {
+            Ok(frame) => frame,
+            Err(e) => ResultFrame::failed(
+                e.at("execute", &self.id),
+                started.elapsed().as_secs_f64() * 1000.0,
+            ),
+        }
+    }
+
+    async fn dry_run(&self, sql: &str) -> DryRunResult {
+        match self.plan_of(sql).await {
+            Ok(plan) => DryRunResult {
+                is_valid: true,
+                error_message: None,
+                data: Some(serde_json::json!({ "plan": plan })),
+                error: None,
+            },
+            Err(e) => DryRunResult {
+                is_valid: false,
+                error_message: Some(e.safe_message.clone()),
+                data: None,
+                error: Some(e.at("dry_run", &self.id)),
+            },
+        }
+    }
+
+    async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError> {
+        let plan = self
+            .plan_of(sql)
+            .await
+            .map_err(|e| e.at("cost_estimate", &self.id))?;
+        let (estimated_cost, estimated_rows) = estimates(&plan);
+        Ok(CostEstimate {
+            estimated_cost,
+            estimated_rows,
+            estimated_time_ms: None,
+        })
+    }
+
+    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
+        let plan = self
+            .plan_of(sql)
+            .await
+            .map_err(|e| e.at("explain", &self.id))?;
+        Ok(QueryPlan {
+            plan_text: serde_json::to_string_pretty(&plan).unwrap_or_default(),
+            format: PlanFormat::Json,
+        })
+    }
+
+    fn details(&self) -> serde_json::Value {
+        serde_json::json!({
+            "id": self.id,
+            "engine_type": "mysql",
+            "flavor": if self.mariadb { "mariadb" } else { "mysql" },
+            "host": self.opts.ip_or_hostname(),
+            "port": self.opts.tcp_port(),
+            "database": self.opts.db_name(),
+            "user": self.opts.user(),
+            "server_version": self.server_version,
+            "privileged": self.privileged,
+            "limits": self.limits,
+            "capabilities": self.capabilities.as_strings(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_beyond_reading_are_privileged() {
+        assert!(!grant_is_privileged(
+            "GRANT USAGE ON *.* TO `nl2sql_reader`@`%`"
+        ));
+        assert!(!grant_is_privileged(
+            "GRANT SELECT, SHOW VIEW ON `db`.* TO `r`@`%`"
+        ));
+        assert!(grant_is_privileged(
+            "GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION"
+        ));
+        assert!(grant_is_privileged("GRANT SELECT, FILE ON *.* TO `r`@`%`"));
+    }
+
+    #[test]
+    fn plan_estimates_multiply_rows_and_keep_the_top_cost() {
+        let plan = serde_json::json!({"query_block": {"cost_info": {"query_cost": "2.50"},
+            "nested_loop": [{"table": {"rows_examined_per_scan": 8}},
+                            {"table": {"rows_examined_per_scan": 3}}]}});
+        assert_eq!(estimates(&plan), (Some(2.5), Some(24)));
+        assert_eq!(estimates(&serde_json::json!({})), (None, None));
+    }
+
+    #[test]
+    fn urls_are_checked_without_echoing_them() {
+        for url in [
+            "mysql://",
+            "postgres://x@h/db",
+            "mysql://:3306/db",
+            "mysql://u:pw@/db",
+        ] {
+            let e = parse_url(url).unwrap_err();
+            assert!(e.safe_message.contains("malformed"), "{url}");
+            assert!(!e.safe_message.contains("pw"));
+        }
+        assert!(parse_url("mysql://root@127.0.0.1:3306/test").is_ok());
+        assert!(parse_url("mariadb://root@localhost/test").is_ok());
+    }
+}

@@ -1,0 +1,356 @@
+//! The MySQL/MariaDB adapter against a real server (`NL2SQL_TEST_MYSQL_URL`, default
+//! `mysql://root@127.0.0.1:3306/test`): the SPI's conformance suite as a SELECT-only
+//! account, the sandbox with the guard bypassed (also as root, where DDL would commit
+//! implicitly inside a read-only transaction), session state, types, and dead servers,
+//! bad credentials and bad URLs.
+//!
+//! The fixture is loaded once into database `nl2sql_fixture` (under `GET_LOCK`, and only
+//! when its content hash changed), so test processes can run in parallel. Without a
+//! server the tests are skipped, except under `CI`, where they fail.
+
+#![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
+
+use std::time::Duration;
+
+use arrow::array::{Array, Float64Array, Int64Array, StringArray, TimestampMicrosecondArray};
+use mysql_async::prelude::Queryable as _;
+use nl2sql_adapter::conformance::{self, Fixture};
+use nl2sql_adapter::{AdapterRequest, DatasourceAdapter, Limits, ResultErrorCode};
+use nl2sql_adapter_mysql::MySqlAdapter;
+use nl2sql_state::Dialect;
+
+const DB: &str = "nl2sql_fixture";
+const READER: &str = "nl2sql_reader";
+
+fn base_url() -> String {
+    std::env::var("NL2SQL_TEST_MYSQL_URL")
+        .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".to_owned())
+}
+
+struct Server {
+    host: String,
+    port: u16,
+    admin: String,
+}
+
+impl Server {
+    fn url(&self, user: &str) -> String {
+        format!("mysql://{user}@{}:{}/{DB}", self.host, self.port)
+    }
+}
+
+/// Connects as the configured user, loads the fixture if needed and creates the reader
+/// account. `None` (test skipped) when no server answers and `CI` is unset.
+async fn server() -> Option<Server> {
+    let url = base_url();
+    let opts = mysql_async::Opts::from_url(&url).unwrap();
+    let server = Server {
+        host: opts.ip_or_hostname().to_owned(),
+        port: opts.tcp_port(),
+        admin: opts.user().unwrap_or("root").to_owned(),
+    };
+    let mut conn = match mysql_async::Conn::new(opts).await {
+        Ok(c) => c,
+        Err(e) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "MySQL at {url} is needed under CI: {e}"
+            );
+            eprintln!("skipped: no MySQL at {url}: {e}");
+            return None;
+        }
+    };
+    load_fixture(&mut conn).await;
+    Some(server)
+}
+
+async fn load_fixture(conn: &mut mysql_async::Conn) {
+    let mut statements = vec![
+        format!("CREATE DATABASE IF NOT EXISTS {DB}"),
+        format!("USE {DB}"),
+    ];
+    statements.extend(nl2sql_adapter::fixture::load_statements(
+        Dialect::MySql,
+        None,
+    ));
+    let hash = nl2sql_state::sha256_hex(statements.join(";\n").as_bytes());
+    let _: Option<i64> = conn
+        .query_first("SELECT GET_LOCK('nl2sql_fixture', 60)")
+        .await
+        .unwrap();
+    conn.query_drop(
+        "CREATE DATABASE IF NOT EXISTS nl2sql_test_meta; \
+         CREATE TABLE IF NOT EXISTS nl2sql_test_meta.fixture (hash VARCHAR(64) NOT NULL)",
+    )
+    .await
+    .unwrap();
+    let current: Option<String> = conn
+        .query_first("SELECT hash FROM nl2sql_test_meta.fixture")
+        .await
+        .unwrap();
+    if current.as_deref() != Some(hash.as_str()) {
+        conn.query_drop("SET FOREIGN_KEY_CHECKS = 0").await.unwrap();
+        for s in &statements {
+            conn.query_drop(s).await.unwrap();
+        }
+        conn.query_drop("SET FOREIGN_KEY_CHECKS = 1").await.unwrap();
+        for host in ["%", "localhost", "127.0.0.1"] {
+            conn.query_drop(format!(
+                "CREATE USER IF NOT EXISTS '{READER}'@'{host}'; \
+                 GRANT SELECT ON {DB}.* TO '{READER}'@'{host}'"
+            ))
+            .await
+            .unwrap();
+        }
+        conn.query_drop(format!(
+            "DELETE FROM nl2sql_test_meta.fixture; \
+             INSERT INTO nl2sql_test_meta.fixture VALUES ('{hash}')"
+        ))
+        .await
+        .unwrap();
+    }
+    let _: Option<i64> = conn
+        .query_first("SELECT RELEASE_LOCK('nl2sql_fixture')")
+        .await
+        .unwrap();
+}
+
+async fn reader(server: &Server) -> MySqlAdapter {
+    MySqlAdapter::from_url("my", &server.url(READER), Limits::default())
+        .await
+        .unwrap()
+}
+
+fn sandbox_statements() -> Vec<String> {
+    [
+        "INSERT INTO products (id, sku, name, category) VALUES (99, 'X', 'x', 'x')",
+        "UPDATE products SET name = 'changed'",
+        "DELETE FROM products",
+        "TRUNCATE TABLE products",
+        "CREATE TABLE evil (x int)",
+        "CREATE TEMPORARY TABLE t AS SELECT * FROM products",
+        "DROP TABLE products",
+        "ALTER TABLE products ADD COLUMN evil INT",
+        "SET GLOBAL max_connections = 1",
+        "SET SESSION sql_select_limit = DEFAULT",
+        "COMMIT",
+        "DO SLEEP(0)",
+        "SELECT * FROM products INTO OUTFILE '/tmp/nl2sql-my-outfile'",
+        "LOAD DATA INFILE '/etc/passwd' INTO TABLE products",
+        "CREATE USER evil",
+        "GRANT ALL ON *.* TO 'nl2sql_reader'@'%'",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}
+
+fn fixture() -> Fixture {
+    Fixture {
+        schema: DB.to_owned(),
+        slow_sql: "SELECT SLEEP(10) AS slept".to_owned(),
+        timeout_ms: 300,
+        sandbox_statements: sandbox_statements(),
+    }
+}
+
+#[tokio::test]
+async fn conformance_suite_as_a_select_only_account() {
+    let Some(server) = server().await else { return };
+    let a = reader(&server).await;
+    let fx = fixture();
+    conformance::connection_succeeds(&a).await.unwrap();
+    conformance::snapshot_describes_fixture(&a, &fx)
+        .await
+        .unwrap();
+    conformance::snapshot_has_column_statistics(&a, &fx)
+        .await
+        .unwrap();
+    conformance::query_returns_typed_values(&a).await.unwrap();
+    conformance::row_limit_truncates(&a).await.unwrap();
+    conformance::max_bytes_truncates(&a).await.unwrap();
+    conformance::bad_sql_fails_as_frame(&a).await.unwrap();
+    conformance::invalid_requests_are_refused(&a).await.unwrap();
+    conformance::dry_run_checks_without_executing(&a)
+        .await
+        .unwrap();
+    conformance::cost_estimate_matches_capability(&a)
+        .await
+        .unwrap();
+    conformance::statement_timeout_cancels(&a, &fx)
+        .await
+        .unwrap();
+    conformance::sandbox_refuses_side_effects(&a, &fx)
+        .await
+        .unwrap();
+    assert_eq!(a.details()["privileged"], false);
+    // Without the FILE privilege the server reads no file.
+    let f = a
+        .run_sql("SELECT LOAD_FILE('/etc/passwd') AS f", a.limits())
+        .await;
+    assert!(f.success, "{:?}", f.error);
+    assert!(f.batches[0].column(0).is_null(0), "LOAD_FILE read a file");
+}
+
+#[tokio::test]
+async fn root_still_cannot_change_data_or_schema() {
+    let Some(server) = server().await else { return };
+    let a = MySqlAdapter::from_url("my", &server.url(&server.admin), Limits::default())
+        .await
+        .unwrap();
+    assert_eq!(a.details()["privileged"], true);
+    let _ = std::fs::remove_file("/tmp/nl2sql-my-outfile");
+    for sql in sandbox_statements() {
+        let frame = a.run_sql(&sql, a.limits()).await;
+        assert!(!frame.success, "let through as root: {sql}");
+    }
+    // DDL would commit implicitly inside the read-only transaction: it must never run.
+    let frame = a.run_sql("CREATE TABLE evil (x int)", a.limits()).await;
+    assert_eq!(frame.error_code(), Some(ResultErrorCode::SecurityViolation));
+    let frame = a.run_sql("SELECT count(*) FROM evil", a.limits()).await;
+    assert!(!frame.success, "table evil exists");
+    let frame = a.run_sql("DELETE FROM products", a.limits()).await;
+    assert_eq!(frame.error_code(), Some(ResultErrorCode::SecurityViolation));
+    assert!(!std::path::Path::new("/tmp/nl2sql-my-outfile").exists());
+    let frame = a
+        .run_sql("SELECT count(*) AS n FROM products", a.limits())
+        .await;
+    let n = frame.batches[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap()
+        .value(0);
+    assert_eq!(n, 8);
+}
+
+fn first_int(frame: &nl2sql_adapter::ResultFrame) -> i64 {
+    assert!(frame.success, "{:?}", frame.error);
+    frame.batches[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap()
+        .value(0)
+}
+
+#[tokio::test]
+async fn no_session_state_outlives_a_statement() {
+    let Some(server) = server().await else { return };
+    // One connection, so every statement reuses the same session.
+    let url = format!("{}?pool_min=0&pool_max=1", server.url(READER));
+    let a = MySqlAdapter::from_url("my", &url, Limits::default())
+        .await
+        .unwrap();
+    // A user variable and a named lock set by one statement are gone in the next.
+    let f = a
+        .run_sql(
+            "SELECT @nl2sql_x := 41 AS x, GET_LOCK('nl2sql_state_test', 0) AS l",
+            a.limits(),
+        )
+        .await;
+    assert!(f.success, "{:?}", f.error);
+    let f = a
+        .run_sql("SELECT @nl2sql_x IS NULL AS unset", a.limits())
+        .await;
+    assert_eq!(first_int(&f), 1, "user variable survived");
+    let f = a
+        .run_sql(
+            "SELECT IS_FREE_LOCK('nl2sql_state_test') AS free",
+            a.limits(),
+        )
+        .await;
+    assert_eq!(first_int(&f), 1, "named lock survived");
+}
+
+#[tokio::test]
+async fn engine_types_become_arrow_types() {
+    let Some(server) = server().await else { return };
+    let a = reader(&server).await;
+    let f = a
+        .execute(AdapterRequest::sql(
+            "SELECT CAST(12.5 AS DECIMAL(10,2)) AS n, updated_at, warehouse, \
+             CAST('06:30:00' AS TIME) AS t FROM inventory WHERE id = 1",
+        ))
+        .await;
+    assert!(f.success, "{:?}", f.error);
+    let b = &f.batches[0];
+    let n = b.column(0).as_any().downcast_ref::<Float64Array>().unwrap();
+    assert_eq!(n.value(0), 12.5);
+    let ts = b
+        .column(1)
+        .as_any()
+        .downcast_ref::<TimestampMicrosecondArray>()
+        .unwrap();
+    assert_eq!(ts.value(0), 1_712_736_000_000_000);
+    let text = |i: usize| {
+        b.column(i)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap()
+            .value(0)
+            .to_owned()
+    };
+    assert_eq!(text(2), "WH-Ohio");
+    assert_eq!(text(3), "06:30:00");
+}
+
+#[tokio::test]
+async fn a_large_result_stops_at_the_row_limit() {
+    let Some(server) = server().await else { return };
+    let a = reader(&server).await;
+    let limits = Limits {
+        row_limit: 2_500,
+        ..a.limits()
+    };
+    // 9 * 9 * 9 * 9 * 9 = 59,049 rows
+    let f = a
+        .run_sql(
+            "WITH RECURSIVE d(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM d WHERE x < 9) \
+             SELECT a.x FROM d a, d b, d c, d e, d f",
+            limits,
+        )
+        .await;
+    assert!(f.success, "{:?}", f.error);
+    assert_eq!(f.row_count, 2_500);
+    assert!(f.truncated);
+}
+
+#[tokio::test]
+async fn dead_servers_and_bad_credentials_fail_fast_with_stable_codes() {
+    let Some(server) = server().await else { return };
+    let quick = Duration::from_millis(500);
+    let cases = [
+        ("mysql://root@127.0.0.1:1/test".to_owned(), "cannot connect"),
+        (
+            "mysql://root@10.255.255.1:3306/test".to_owned(),
+            "timed out",
+        ),
+        (
+            format!(
+                "mysql://no_such_user_nl2sql@{}:{}/{DB}",
+                server.host, server.port
+            ),
+            "refused the credentials",
+        ),
+        (
+            format!(
+                "mysql://{}@{}:{}/no_such_db_nl2sql",
+                server.admin, server.host, server.port
+            ),
+            "database does not exist",
+        ),
+    ];
+    for (url, needle) in cases {
+        let out = tokio::time::timeout(
+            Duration::from_secs(10),
+            MySqlAdapter::from_url_with_connect_timeout("my", &url, Limits::default(), quick),
+        )
+        .await
+        .expect("connecting hung");
+        let e = out.unwrap_err();
+        assert_eq!(e.error_code, ResultErrorCode::ServiceUnavailable, "{url}");
+        assert!(e.safe_message.contains(needle), "{url}: {}", e.safe_message);
+        assert!(!e.safe_message.contains("127.0.0.1"), "{}", e.safe_message);
+    }
+}

@@ -1,0 +1,637 @@
+//! The PostgreSQL adapter of nl2sql (spec: adapters.md §6.3), on tokio-postgres.
+//!
+//! Sandbox, for every statement:
+//! - sessions start with `default_transaction_read_only = on`, and every statement runs
+//!   in its own `START TRANSACTION READ ONLY` with `SET LOCAL statement_timeout`; the
+//!   transaction is always rolled back, which also undoes any `SET` or `set_config` the
+//!   statement made, and session-level advisory locks are released afterwards, so no
+//!   session state outlives the call;
+//! - the statement is prepared first (extended protocol: one statement, never a script),
+//!   and a statement that returns no columns (DDL, DML without `RETURNING`, `COPY`,
+//!   `PREPARE`, `DECLARE`, `SET`, transaction control…) is refused before it runs;
+//! - rows are fetched through a portal in chunks, so a row or byte limit stops the
+//!   server from producing more;
+//! - connect a role that can only read (`GRANT SELECT`): a read-only transaction cannot
+//!   stop a superuser's file functions (`pg_read_file`, `lo_export`). The adapter logs a
+//!   warning and reports `"privileged": true` in its details when the role is a superuser.
+//!
+//! A statement past its timeout is cancelled by the server (`57014`, mapped to
+//! `EXECUTION_TIMEOUT`); if the server does not answer within a grace period the client
+//! sends a cancel request and drops the connection. Connecting is bounded by the connect
+//! timeout: a dead server is `SERVICE_UNAVAILABLE`, never a hang.
+
+mod decode;
+mod snapshot;
+
+use std::str::FromStr as _;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use nl2sql_adapter::{
+    Capability, CapabilitySet, CostEstimate, DEFAULT_CONNECT_TIMEOUT_MS, DatasourceAdapter,
+    DryRunResult, Limits, PlanFormat, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
+    ResultFrame,
+};
+use nl2sql_state::{Dialect, SchemaSnapshot};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{Client, NoTls};
+
+/// At most this many connections are open at once.
+const MAX_CONNECTIONS: usize = 8;
+
+/// Rows fetched per round trip from the portal.
+const FETCH_ROWS: u64 = 1_024;
+
+/// How long the client waits past the statement timeout for the server's own cancel.
+const CANCEL_GRACE: Duration = Duration::from_millis(2_000);
+
+/// A PostgreSQL database behind the adapter SPI.
+pub struct PostgresAdapter {
+    id: String,
+    config: tokio_postgres::Config,
+    connect_timeout: Duration,
+    limits: Limits,
+    capabilities: CapabilitySet,
+    idle: Arc<Mutex<Vec<Client>>>,
+    permits: Arc<Semaphore>,
+    privileged: bool,
+    server_version: String,
+}
+
+impl std::fmt::Debug for PostgresAdapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresAdapter")
+            .field("id", &self.id)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+fn unavailable(message: &str, detail: String) -> ResultError {
+    let mut e = ResultError::new(ResultErrorCode::ServiceUnavailable, message);
+    e.detail = Some(detail);
+    e
+}
+
+/// A pooled connection and the permit that counts it.
+struct Pooled {
+    client: Option<Client>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl PostgresAdapter {
+    /// Connects to `postgres://user[:password]@host[:port]/database[?options]` (also
+    /// `postgresql://`). The URL is never echoed in errors. The first connection is
+    /// opened now, so a dead server or wrong credentials fail here.
+    pub async fn from_url(id: &str, url: &str, limits: Limits) -> Result<Self, ResultError> {
+        Self::from_url_with_connect_timeout(
+            id,
+            url,
+            limits,
+            Duration::from_millis(DEFAULT_CONNECT_TIMEOUT_MS),
+        )
+        .await
+    }
+
+    /// [`PostgresAdapter::from_url`] with an explicit connect timeout.
+    pub async fn from_url_with_connect_timeout(
+        id: &str,
+        url: &str,
+        limits: Limits,
+        connect_timeout: Duration,
+    ) -> Result<Self, ResultError> {
+        let mut config = parse_url(url).map_err(|e| e.at("connect", id))?;
+        config.connect_timeout(connect_timeout);
+        config.application_name("nl2sql");
+        let options = match config.get_options() {
+            Some(o) if !o.trim().is_empty() => format!("{o} -c default_transaction_read_only=on"),
+            _ => "-c default_transaction_read_only=on".to_owned(),
+        };
+        config.options(options);
+        let mut adapter = PostgresAdapter {
+            id: id.to_owned(),
+            config,
+            connect_timeout,
+            limits,
+            capabilities: CapabilitySet::new(&[
+                Capability::SupportsSql,
+                Capability::SupportsSchemaIntrospection,
+                Capability::SupportsDryRun,
+                Capability::SupportsCostEstimate,
+            ]),
+            idle: Arc::new(Mutex::new(Vec::new())),
+            permits: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
+            privileged: false,
+            server_version: String::new(),
+        };
+        let client = adapter.connect().await.map_err(|e| e.at("connect", id))?;
+        let row = client
+            .query_one(
+                "SELECT current_setting('server_version'), rolsuper FROM pg_roles WHERE rolname = current_user",
+                &[],
+            )
+            .await
+            .map_err(|e| map_err(&e).at("connect", id))?;
+        adapter.server_version = row.try_get(0).unwrap_or_default();
+        adapter.privileged = row.try_get(1).unwrap_or(false);
+        if adapter.privileged {
+            tracing::warn!(
+                datasource = id,
+                "connected as a PostgreSQL superuser: the read-only transaction does not stop \
+                 server file functions; connect a role with SELECT privileges only"
+            );
+        }
+        adapter.give_back(client);
+        Ok(adapter)
+    }
+
+    async fn connect(&self) -> Result<Client, ResultError> {
+        let connecting = self.config.connect(NoTls);
+        let (client, connection) = match tokio::time::timeout(
+            self.connect_timeout + Duration::from_millis(500),
+            connecting,
+        )
+        .await
+        {
+            Err(_) => {
+                return Err(unavailable(
+                    "timed out connecting to the PostgreSQL server",
+                    format!("no answer within {:?}", self.connect_timeout),
+                ));
+            }
+            Ok(Err(e)) => return Err(connect_error(&e)),
+            Ok(Ok(pair)) => pair,
+        };
+        let id = self.id.clone();
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(datasource = %id, error = %e, "PostgreSQL connection ended");
+            }
+        });
+        Ok(client)
+    }
+
+    async fn checkout(&self) -> Result<Pooled, ResultError> {
+        let permit = Arc::clone(&self.permits)
+            .acquire_owned()
+            .await
+            .map_err(|e| unavailable("the connection pool is closed", e.to_string()))?;
+        let reused = loop {
+            let next = self.idle.lock().ok().and_then(|mut p| p.pop());
+            match next {
+                Some(c) if c.is_closed() => continue,
+                other => break other,
+            }
+        };
+        let client = match reused {
+            Some(c) => c,
+            None => self.connect().await?,
+        };
+        Ok(Pooled {
+            client: Some(client),
+            _permit: permit,
+        })
+    }
+
+    async fn plan_of(&self, sql: &str) -> Result<serde_json::Value, ResultError> {
+        match self
+            .in_read_only_tx(
+                self.limits.statement_timeout_ms,
+                Op::Explain(sql.to_owned()),
+            )
+            .await?
+        {
+            Out::Plan(p) => Ok(p),
+            _ => Err(unexpected()),
+        }
+    }
+
+    fn give_back(&self, client: Client) {
+        if client.is_closed() {
+            return;
+        }
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < MAX_CONNECTIONS
+        {
+            idle.push(client);
+        }
+    }
+
+    /// Runs `op` in a read-only transaction with `timeout_ms`, on a pooled connection;
+    /// cancels on the server when it overruns.
+    async fn in_read_only_tx(&self, timeout_ms: u64, op: Op) -> Result<Out, ResultError> {
+        let mut pooled = self.checkout().await?;
+        let Some(mut client) = pooled.client.take() else {
+            return Err(ResultError::new(
+                ResultErrorCode::ExecutorCrash,
+                "no PostgreSQL connection",
+            ));
+        };
+        let token = client.cancel_token();
+        let limit = Duration::from_millis(timeout_ms) + CANCEL_GRACE;
+        let outcome =
+            tokio::time::timeout(limit, run_tx(&mut client, &self.id, timeout_ms, op)).await;
+        match outcome {
+            Ok(Ok(v)) => {
+                self.give_back(client);
+                Ok(v)
+            }
+            Ok(Err(e)) => {
+                if e.error_code != ResultErrorCode::ServiceUnavailable {
+                    self.give_back(client);
+                }
+                Err(e)
+            }
+            Err(_) => {
+                let _ = token.cancel_query(NoTls).await;
+                Err(timeout_error(format!(
+                    "no answer within {timeout_ms} ms plus {CANCEL_GRACE:?}"
+                )))
+            }
+        }
+    }
+}
+
+/// What runs inside one read-only transaction.
+enum Op {
+    Ping,
+    Execute {
+        sql: String,
+        limits: Limits,
+        started: Instant,
+    },
+    Explain(String),
+    Snapshot {
+        budget_ms: u64,
+    },
+}
+
+/// What an [`Op`] returns.
+enum Out {
+    Unit,
+    Frame(ResultFrame),
+    Plan(serde_json::Value),
+    Snapshot(Box<SchemaSnapshot>),
+}
+
+async fn run_tx(
+    client: &mut Client,
+    id: &str,
+    timeout_ms: u64,
+    op: Op,
+) -> Result<Out, ResultError> {
+    let out = {
+        let tx = client
+            .build_transaction()
+            .read_only(true)
+            .start()
+            .await
+            .map_err(|e| map_err(&e))?;
+        tx.batch_execute(&format!(
+            "SET LOCAL statement_timeout = {timeout_ms}; SET LOCAL lock_timeout = {timeout_ms}"
+        ))
+        .await
+        .map_err(|e| map_err(&e))?;
+        let out = match op {
+            Op::Ping => tx
+                .query_one("SELECT 1", &[])
+                .await
+                .map(|_| Out::Unit)
+                .map_err(|e| map_err(&e)),
+            Op::Execute {
+                sql,
+                limits,
+                started,
+            } => execute_in(&tx, id, &sql, limits, started)
+                .await
+                .map(Out::Frame),
+            Op::Explain(sql) => explain_json(&tx, &sql).await.map(Out::Plan),
+            Op::Snapshot { budget_ms } => snapshot::snapshot(&tx, id, budget_ms)
+                .await
+                .map(|s| Out::Snapshot(Box::new(s))),
+        };
+        // Dropping the transaction sends ROLLBACK (pipelined before the next message).
+        drop(tx);
+        out
+    };
+    // Session-level advisory locks survive a rollback: release them.
+    client
+        .batch_execute("SELECT pg_advisory_unlock_all()")
+        .await
+        .map_err(|e| map_err(&e))?;
+    out
+}
+
+fn unexpected() -> ResultError {
+    ResultError::new(
+        ResultErrorCode::ExecutorCrash,
+        "the PostgreSQL adapter returned an unexpected result kind",
+    )
+}
+
+fn timeout_error(detail: String) -> ResultError {
+    let mut err = ResultError::new(
+        ResultErrorCode::ExecutionTimeout,
+        "the statement exceeded its timeout and was cancelled",
+    );
+    err.detail = Some(detail);
+    err
+}
+
+/// Parses a `postgres://` or `postgresql://` URL without echoing it in the error.
+fn parse_url(url: &str) -> Result<tokio_postgres::Config, ResultError> {
+    let lower = url.get(..13).unwrap_or(url).to_ascii_lowercase();
+    if !(lower.starts_with("postgres://") || lower.starts_with("postgresql://")) {
+        return Err(ResultError::new(
+            ResultErrorCode::ServiceUnavailable,
+            "malformed PostgreSQL URL: expected postgres://user@host:port/database",
+        ));
+    }
+    let config = tokio_postgres::Config::from_str(url).map_err(|e| {
+        unavailable(
+            "malformed PostgreSQL URL: expected postgres://user@host:port/database",
+            e.to_string(),
+        )
+    })?;
+    if config.get_hosts().is_empty() {
+        return Err(ResultError::new(
+            ResultErrorCode::ServiceUnavailable,
+            "malformed PostgreSQL URL: no host",
+        ));
+    }
+    Ok(config)
+}
+
+fn connect_error(e: &tokio_postgres::Error) -> ResultError {
+    let code = e.code();
+    let (message, retryable) = if code == Some(&SqlState::INVALID_PASSWORD)
+        || code == Some(&SqlState::INVALID_AUTHORIZATION_SPECIFICATION)
+    {
+        ("PostgreSQL refused the credentials", false)
+    } else if code == Some(&SqlState::INVALID_CATALOG_NAME) {
+        ("the PostgreSQL database does not exist", false)
+    } else if code == Some(&SqlState::TOO_MANY_CONNECTIONS) {
+        ("the PostgreSQL server has too many connections", true)
+    } else {
+        ("cannot connect to the PostgreSQL server", true)
+    };
+    let mut err = unavailable(message, e.to_string());
+    err.retryable = retryable;
+    err
+}
+
+/// Maps a driver error. The server's message goes through the safe-message filter.
+fn map_err(e: &tokio_postgres::Error) -> ResultError {
+    let Some(db) = e.as_db_error() else {
+        return if e.is_closed() {
+            unavailable("the PostgreSQL connection was closed", e.to_string())
+        } else {
+            unavailable("the PostgreSQL server could not be reached", e.to_string())
+        };
+    };
+    let code = db.code();
+    if code == &SqlState::QUERY_CANCELED || code == &SqlState::LOCK_NOT_AVAILABLE {
+        return timeout_error(db.message().to_owned());
+    }
+    let class = &code.code()[..2];
+    if code == &SqlState::READ_ONLY_SQL_TRANSACTION || code == &SqlState::INSUFFICIENT_PRIVILEGE {
+        let mut err = ResultError::new(
+            ResultErrorCode::SecurityViolation,
+            "the PostgreSQL sandbox refused the statement: only reading is allowed",
+        );
+        err.detail = Some(db.message().to_owned());
+        return err;
+    }
+    if matches!(class, "08" | "57" | "53" | "58") {
+        return unavailable(
+            "the PostgreSQL server is unavailable",
+            db.message().to_owned(),
+        );
+    }
+    ResultError::from_engine(ResultErrorCode::ExecutionFailed, db.message())
+}
+
+fn not_a_query() -> ResultError {
+    ResultError::new(
+        ResultErrorCode::SecurityViolation,
+        "the PostgreSQL sandbox refused the statement: it returns no rows, so it is not a query",
+    )
+}
+
+async fn execute_in(
+    tx: &tokio_postgres::Transaction<'_>,
+    id: &str,
+    sql: &str,
+    limits: Limits,
+    started: Instant,
+) -> Result<ResultFrame, ResultError> {
+    let stmt = tx.prepare(sql).await.map_err(|e| map_err(&e))?;
+    if stmt.columns().is_empty() {
+        return Err(not_a_query());
+    }
+    let names: Vec<String> = stmt.columns().iter().map(|c| c.name().to_owned()).collect();
+    let kinds = stmt
+        .columns()
+        .iter()
+        .map(|c| decode::kind_of(c.name(), c.type_()))
+        .collect::<Result<Vec<_>, _>>()?;
+    let portal = tx.bind(&stmt, &[]).await.map_err(|e| map_err(&e))?;
+    let mut builder = ResultBuilder::new(names, kinds, limits);
+    // One row past the limit tells whether the result was cut.
+    let chunk = FETCH_ROWS.min(limits.row_limit.saturating_add(1)).max(1);
+    let chunk = i32::try_from(chunk).unwrap_or(i32::MAX);
+    'fetch: loop {
+        let rows = tx
+            .query_portal(&portal, chunk)
+            .await
+            .map_err(|e| map_err(&e))?;
+        let n = rows.len();
+        for row in rows {
+            let cells = (0..row.len())
+                .map(|i| {
+                    row.try_get::<_, decode::Value>(i)
+                        .map(|v| v.0)
+                        .map_err(|e| {
+                            ResultError::from_engine(ResultErrorCode::ExecutorCrash, &e.to_string())
+                        })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if builder.push_row(cells) == Push::Stop {
+                break 'fetch;
+            }
+        }
+        if n < chunk as usize {
+            break;
+        }
+    }
+    Ok(builder.finish(id, started.elapsed().as_secs_f64() * 1000.0))
+}
+
+async fn explain_json(
+    tx: &tokio_postgres::Transaction<'_>,
+    sql: &str,
+) -> Result<serde_json::Value, ResultError> {
+    let stmt = tx.prepare(sql).await.map_err(|e| map_err(&e))?;
+    if stmt.columns().is_empty() {
+        return Err(not_a_query());
+    }
+    drop(stmt);
+    let rows = tx
+        .simple_query(&format!("EXPLAIN (FORMAT JSON) {sql}"))
+        .await
+        .map_err(|e| map_err(&e))?;
+    let text = rows
+        .iter()
+        .find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+            _ => None,
+        })
+        .unwrap_or_default();
+    serde_json::from_str(&text).map_err(|e| {
+        ResultError::from_engine(
+            ResultErrorCode::ExecutorCrash,
+            &format!("EXPLAIN output: {e}"),
+        )
+    })
+}
+
+/// The top plan node of `EXPLAIN (FORMAT JSON)`.
+fn top_plan(explain: &serde_json::Value) -> Option<&serde_json::Value> {
+    explain.get(0)?.get("Plan")
+}
+
+#[async_trait]
+impl DatasourceAdapter for PostgresAdapter {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn engine_type(&self) -> &str {
+        "postgres"
+    }
+
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn capabilities(&self) -> &CapabilitySet {
+        &self.capabilities
+    }
+
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    async fn test_connection(&self) -> Result<(), ResultError> {
+        match self
+            .in_read_only_tx(self.limits.statement_timeout_ms, Op::Ping)
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) => Err(e.at("test_connection", &self.id)),
+        }
+    }
+
+    async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
+        let budget_ms = nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS;
+        match self
+            .in_read_only_tx(budget_ms * 3, Op::Snapshot { budget_ms })
+            .await
+        {
+            Ok(Out::Snapshot(s)) => Ok(*s),
+            Ok(_) => Err(unexpected().at("schema_snapshot", &self.id)),
+            Err(e) => Err(e.at("schema_snapshot", &self.id)),
+        }
+    }
+
+    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {
+        let started = Instant::now();
+        let op = Op::Execute {
+            sql: sql.to_owned(),
+            limits,
+            started,
+        };
+        let out = self.in_read_only_tx(limits.statement_timeout_ms, op).await;
+        let out = match out {
+            Ok(Out::Frame(frame)) => Ok(frame),
+            Ok(_) => Err(unexpected()),
+            Err(e) => Err(e),
+        };
+        match out {
+            Ok(frame) => frame,
+            Err(e) => ResultFrame::failed(
+                e.at("execute", &self.id),
+                started.elapsed().as_secs_f64() * 1000.0,
+            ),
+        }
+    }
+
+    async fn dry_run(&self, sql: &str) -> DryRunResult {
+        let out = self.plan_of(sql).await;
+        match out {
+            Ok(plan) => DryRunResult {
+                is_valid: true,
+                error_message: None,
+                data: Some(serde_json::json!({ "plan": plan })),
+                error: None,
+            },
+            Err(e) => DryRunResult {
+                is_valid: false,
+                error_message: Some(e.safe_message.clone()),
+                data: None,
+                error: Some(e.at("dry_run", &self.id)),
+            },
+        }
+    }
+
+    async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError> {
+        let plan = self
+            .plan_of(sql)
+            .await
+            .map_err(|e| e.at("cost_estimate", &self.id))?;
+        let top = top_plan(&plan);
+        Ok(CostEstimate {
+            estimated_cost: top
+                .and_then(|p| p.get("Total Cost"))
+                .and_then(serde_json::Value::as_f64),
+            estimated_rows: top
+                .and_then(|p| p.get("Plan Rows"))
+                .and_then(serde_json::Value::as_f64)
+                .map(|r| r.max(0.0).round() as u64),
+            estimated_time_ms: None,
+        })
+    }
+
+    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
+        let plan = self
+            .plan_of(sql)
+            .await
+            .map_err(|e| e.at("explain", &self.id))?;
+        Ok(QueryPlan {
+            plan_text: serde_json::to_string_pretty(&plan).unwrap_or_default(),
+            format: PlanFormat::Json,
+        })
+    }
+
+    fn details(&self) -> serde_json::Value {
+        let host = self.config.get_hosts().first().map(|h| match h {
+            tokio_postgres::config::Host::Tcp(name) => name.clone(),
+            #[allow(unreachable_patterns)] // reason: Unix sockets exist only on unix
+            _ => "unix socket".to_owned(),
+        });
+        serde_json::json!({
+            "id": self.id,
+            "engine_type": "postgres",
+            "host": host,
+            "port": self.config.get_ports().first(),
+            "database": self.config.get_dbname(),
+            "user": self.config.get_user(),
+            "server_version": self.server_version,
+            "privileged": self.privileged,
+            "limits": self.limits,
+            "capabilities": self.capabilities.as_strings(),
+        })
+    }
+}

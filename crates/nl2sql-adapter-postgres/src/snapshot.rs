@@ -1,0 +1,215 @@
+//! Schema snapshots from PostgreSQL's catalogs: every table and view the role may read
+//! outside the system schemas, with keys, row counts and sampled column statistics.
+
+use std::time::{Duration, Instant};
+
+use nl2sql_adapter::introspect::{
+    self, CatalogColumn, CatalogForeignKey, StatClass, assemble_contract,
+};
+use nl2sql_adapter::{DEFAULT_SCHEMA_STATS_SAMPLE_ROWS, ResultError};
+use nl2sql_state::{
+    ColumnMetadata, Dialect, SchemaMetadata, SchemaSnapshot, TableMetadata, TableRef,
+};
+use tokio_postgres::Transaction;
+
+use crate::map_err;
+
+/// The tables and views the current role may read, outside system schemas.
+const READABLE: &str = "c.relkind IN ('r', 'p', 'v', 'm', 'f') \
+     AND n.nspname NOT IN ('pg_catalog', 'information_schema') \
+     AND n.nspname NOT LIKE 'pg\\_%' \
+     AND has_schema_privilege(n.oid, 'USAGE') \
+     AND has_table_privilege(c.oid, 'SELECT')";
+
+async fn rows(tx: &Transaction<'_>, sql: &str) -> Result<Vec<tokio_postgres::Row>, ResultError> {
+    tx.query(sql, &[]).await.map_err(|e| map_err(&e))
+}
+
+fn text(row: &tokio_postgres::Row, i: usize) -> String {
+    row.try_get::<_, Option<String>>(i)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+fn table_ref(row: &tokio_postgres::Row, i: usize) -> TableRef {
+    TableRef {
+        schema_name: text(row, i),
+        table_name: text(row, i + 1),
+    }
+}
+
+pub(crate) async fn snapshot(
+    tx: &Transaction<'_>,
+    id: &str,
+    budget_ms: u64,
+) -> Result<SchemaSnapshot, ResultError> {
+    let started = Instant::now();
+    let budget = Duration::from_millis(budget_ms);
+    let columns: Vec<CatalogColumn> = rows(
+        tx,
+        &format!(
+            "SELECT n.nspname::text, c.relname::text, a.attname::text, \
+                    format_type(a.atttypid, a.atttypmod), NOT a.attnotnull \
+             FROM pg_attribute a \
+             JOIN pg_class c ON c.oid = a.attrelid \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE a.attnum > 0 AND NOT a.attisdropped AND {READABLE} \
+             ORDER BY 1, 2, a.attnum"
+        ),
+    )
+    .await?
+    .iter()
+    .map(|r| CatalogColumn {
+        schema: text(r, 0),
+        table: text(r, 1),
+        column: text(r, 2),
+        data_type: text(r, 3),
+        nullable: r.try_get(4).unwrap_or(true),
+    })
+    .collect();
+    let primary_keys: Vec<(TableRef, String)> = rows(
+        tx,
+        &format!(
+            "SELECT n.nspname::text, c.relname::text, a.attname::text \
+             FROM pg_constraint k \
+             JOIN pg_class c ON c.oid = k.conrelid \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             JOIN LATERAL unnest(k.conkey) AS u(attnum) ON true \
+             JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = u.attnum \
+             WHERE k.contype = 'p' AND {READABLE}"
+        ),
+    )
+    .await?
+    .iter()
+    .map(|r| (table_ref(r, 0), text(r, 2)))
+    .collect();
+    let foreign_keys: Vec<CatalogForeignKey> = rows(
+        tx,
+        &format!(
+            "SELECT k.conname::text, n.nspname::text, c.relname::text, a.attname::text, \
+                    rn.nspname::text, rc.relname::text, ra.attname::text \
+             FROM pg_constraint k \
+             JOIN pg_class c ON c.oid = k.conrelid \
+             JOIN pg_namespace n ON n.oid = c.relnamespace \
+             JOIN pg_class rc ON rc.oid = k.confrelid \
+             JOIN pg_namespace rn ON rn.oid = rc.relnamespace \
+             JOIN LATERAL unnest(k.conkey, k.confkey) WITH ORDINALITY AS u(a1, a2, ord) ON true \
+             JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.a1 \
+             JOIN pg_attribute ra ON ra.attrelid = k.confrelid AND ra.attnum = u.a2 \
+             WHERE k.contype = 'f' AND {READABLE} \
+             ORDER BY 2, 3, 1, u.ord"
+        ),
+    )
+    .await?
+    .iter()
+    .map(|r| CatalogForeignKey {
+        name: text(r, 0),
+        table: table_ref(r, 1),
+        column: text(r, 3),
+        referred_table: table_ref(r, 4),
+        referred_column: text(r, 6),
+    })
+    .collect();
+    let estimates = rows(
+        tx,
+        &format!(
+            "SELECT n.nspname::text, c.relname::text, c.reltuples::float8 \
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE {READABLE}"
+        ),
+    )
+    .await?;
+    let contract = assemble_contract(id, "postgres", &columns, &primary_keys, &foreign_keys);
+    let mut metadata = SchemaMetadata {
+        datasource_id: id.to_owned(),
+        engine_type: "postgres".to_owned(),
+        ..SchemaMetadata::default()
+    };
+    let dialect = Dialect::Postgres;
+    for (key, table) in &contract.tables {
+        let t = &table.table;
+        let estimate = estimates
+            .iter()
+            .find(|r| table_ref(r, 0) == *t)
+            .and_then(|r| r.try_get::<_, f64>(2).ok())
+            .filter(|e| *e >= 0.0);
+        // Count exactly unless the planner's estimate says the table is big.
+        let row_count = match estimate {
+            Some(e) if e > DEFAULT_SCHEMA_STATS_SAMPLE_ROWS as f64 => Some(e.round() as u64),
+            _ => {
+                let sql = format!(
+                    "SELECT count(*) FROM {}.{}",
+                    introspect::quote_ident(dialect, &t.schema_name),
+                    introspect::quote_ident(dialect, &t.table_name)
+                );
+                let r = rows(tx, &sql).await?;
+                r.first()
+                    .and_then(|r| r.try_get::<_, i64>(0).ok())
+                    .map(|n| n.max(0) as u64)
+            }
+        };
+        let mut tmeta = TableMetadata {
+            table: t.clone(),
+            row_count,
+            ..TableMetadata::default()
+        };
+        let source = introspect::stats_source(
+            dialect,
+            &t.schema_name,
+            &t.table_name,
+            row_count,
+            DEFAULT_SCHEMA_STATS_SAMPLE_ROWS,
+        );
+        for (name, col) in &table.columns {
+            let class = introspect::stat_class(&col.data_type);
+            let stats = if started.elapsed() < budget {
+                column_stats(tx, &source, name, class).await?
+            } else {
+                None
+            };
+            tmeta.columns.insert(
+                name.clone(),
+                ColumnMetadata {
+                    statistics: stats,
+                    ..ColumnMetadata::default()
+                },
+            );
+        }
+        metadata.tables.insert(key.clone(), tmeta);
+    }
+    Ok(SchemaSnapshot {
+        contract,
+        metadata: Some(metadata),
+    })
+}
+
+async fn column_stats(
+    tx: &Transaction<'_>,
+    source: &str,
+    column: &str,
+    class: StatClass,
+) -> Result<Option<nl2sql_state::ColumnStatistics>, ResultError> {
+    let Some(sql) = introspect::stats_sql(Dialect::Postgres, source, column, class) else {
+        return Ok(None);
+    };
+    let r = rows(tx, &sql).await?;
+    let Some(r) = r.first() else {
+        return Ok(None);
+    };
+    let int = |i: usize| r.try_get::<_, i64>(i).unwrap_or(0);
+    let opt = |i: usize| r.try_get::<_, Option<String>>(i).ok().flatten();
+    let mut stats = introspect::statistics(class, int(0), int(1), int(2), opt(3), opt(4));
+    if introspect::wants_samples(class, stats.distinct_count) {
+        let samples = rows(
+            tx,
+            &introspect::samples_sql(Dialect::Postgres, source, column),
+        )
+        .await?;
+        stats.sample_values = samples
+            .iter()
+            .filter_map(|s| s.try_get::<_, Option<String>>(0).ok().flatten())
+            .map(serde_json::Value::String)
+            .collect();
+    }
+    Ok(Some(stats))
+}

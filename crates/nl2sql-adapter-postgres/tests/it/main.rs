@@ -1,0 +1,405 @@
+//! The PostgreSQL adapter against a real server (`NL2SQL_TEST_POSTGRES_URL`, default
+//! `postgres://postgres@127.0.0.1:5432/test`): the SPI's conformance suite as a
+//! least-privilege reader role, the sandbox with the guard bypassed (also as a
+//! superuser), session state, types, and dead servers, bad credentials and bad URLs.
+//!
+//! The fixture is loaded once into schema `nl2sql_fixture` (under an advisory lock, and
+//! only when its content hash changed), so test processes can run in parallel. Without a
+//! server the tests are skipped, except under `CI`, where they fail.
+
+#![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
+
+use std::str::FromStr as _;
+use std::time::Duration;
+
+use arrow::array::{Array, Float64Array, Int64Array, StringArray, TimestampMicrosecondArray};
+use nl2sql_adapter::conformance::{self, Fixture};
+use nl2sql_adapter::{AdapterRequest, DatasourceAdapter, Limits, ResultErrorCode};
+use nl2sql_adapter_postgres::PostgresAdapter;
+use nl2sql_state::Dialect;
+use tokio_postgres::NoTls;
+
+const SCHEMA: &str = "nl2sql_fixture";
+const READER: &str = "nl2sql_reader";
+
+fn base_url() -> String {
+    std::env::var("NL2SQL_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+struct Server {
+    host: String,
+    port: u16,
+    db: String,
+    admin: String,
+}
+
+impl Server {
+    fn url(&self, user: &str) -> String {
+        format!(
+            "postgres://{user}@{}:{}/{}?options=-c%20search_path%3D{SCHEMA}",
+            self.host, self.port, self.db
+        )
+    }
+    fn reader_url(&self) -> String {
+        self.url(READER)
+    }
+    fn admin_url(&self) -> String {
+        self.url(&self.admin)
+    }
+}
+
+/// Connects as the configured user, loads the fixture if needed and creates the reader
+/// role. `None` (test skipped) when no server answers and `CI` is unset.
+async fn server() -> Option<Server> {
+    let url = base_url();
+    let config = tokio_postgres::Config::from_str(&url).unwrap();
+    let host = match config.get_hosts().first() {
+        Some(tokio_postgres::config::Host::Tcp(h)) => h.clone(),
+        _ => "127.0.0.1".to_owned(),
+    };
+    let server = Server {
+        host,
+        port: config.get_ports().first().copied().unwrap_or(5432),
+        db: config.get_dbname().unwrap_or("test").to_owned(),
+        admin: config.get_user().unwrap_or("postgres").to_owned(),
+    };
+    let (client, conn) = match config.connect(NoTls).await {
+        Ok(pair) => pair,
+        Err(e) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "PostgreSQL at {url} is needed under CI: {e}"
+            );
+            eprintln!("skipped: no PostgreSQL at {url}: {e}");
+            return None;
+        }
+    };
+    tokio::spawn(conn);
+    load_fixture(&client).await;
+    Some(server)
+}
+
+async fn load_fixture(client: &tokio_postgres::Client) {
+    let statements = nl2sql_adapter::fixture::load_statements(Dialect::Postgres, Some(SCHEMA));
+    let hash = nl2sql_state::sha256_hex(statements.join(";\n").as_bytes());
+    client
+        .batch_execute("SELECT pg_advisory_lock(727274)")
+        .await
+        .unwrap();
+    let current: Option<String> = client
+        .query_opt(
+            "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1",
+            &[&SCHEMA],
+        )
+        .await
+        .unwrap()
+        .and_then(|r| r.get(0));
+    if current.as_deref() != Some(hash.as_str()) {
+        for s in &statements {
+            client.batch_execute(s).await.unwrap();
+        }
+        client
+            .batch_execute(&format!(
+                "DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{READER}') \
+                 THEN CREATE ROLE {READER} LOGIN; END IF; END $$; \
+                 GRANT USAGE ON SCHEMA {SCHEMA} TO {READER}; \
+                 GRANT SELECT ON ALL TABLES IN SCHEMA {SCHEMA} TO {READER}; \
+                 COMMENT ON SCHEMA {SCHEMA} IS '{hash}'"
+            ))
+            .await
+            .unwrap();
+    }
+    client
+        .batch_execute("SELECT pg_advisory_unlock(727274)")
+        .await
+        .unwrap();
+}
+
+async fn reader(server: &Server) -> PostgresAdapter {
+    PostgresAdapter::from_url("pg", &server.reader_url(), Limits::default())
+        .await
+        .unwrap()
+}
+
+fn sandbox_statements() -> Vec<String> {
+    [
+        "INSERT INTO products (id, sku, name, category) VALUES (99, 'X', 'x', 'x')",
+        "INSERT INTO products (id, sku, name, category) VALUES (98, 'Y', 'y', 'y') RETURNING id",
+        "UPDATE products SET name = 'changed'",
+        "DELETE FROM products",
+        "WITH d AS (DELETE FROM products RETURNING *) SELECT count(*) FROM d",
+        "TRUNCATE products",
+        "CREATE TABLE evil (x int)",
+        "CREATE TEMP TABLE t AS SELECT * FROM products",
+        "DROP TABLE products",
+        "SET default_transaction_read_only = off",
+        "COMMIT",
+        "PREPARE p AS SELECT 1",
+        "COPY (SELECT 1) TO '/tmp/nl2sql-pg-copy'",
+        "SELECT pg_read_file('/etc/passwd')",
+        "SELECT pg_ls_dir('.')",
+        "CREATE EXTENSION IF NOT EXISTS dblink",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}
+
+fn fixture() -> Fixture {
+    Fixture {
+        schema: SCHEMA.to_owned(),
+        slow_sql: "SELECT pg_sleep(10)".to_owned(),
+        timeout_ms: 300,
+        sandbox_statements: sandbox_statements(),
+    }
+}
+
+#[tokio::test]
+async fn conformance_suite_as_a_reader_role() {
+    let Some(server) = server().await else { return };
+    let a = reader(&server).await;
+    let fx = fixture();
+    conformance::connection_succeeds(&a).await.unwrap();
+    conformance::snapshot_describes_fixture(&a, &fx)
+        .await
+        .unwrap();
+    conformance::snapshot_has_column_statistics(&a, &fx)
+        .await
+        .unwrap();
+    conformance::query_returns_typed_values(&a).await.unwrap();
+    conformance::row_limit_truncates(&a).await.unwrap();
+    conformance::max_bytes_truncates(&a).await.unwrap();
+    conformance::bad_sql_fails_as_frame(&a).await.unwrap();
+    conformance::invalid_requests_are_refused(&a).await.unwrap();
+    conformance::dry_run_checks_without_executing(&a)
+        .await
+        .unwrap();
+    conformance::cost_estimate_matches_capability(&a)
+        .await
+        .unwrap();
+    conformance::statement_timeout_cancels(&a, &fx)
+        .await
+        .unwrap();
+    conformance::sandbox_refuses_side_effects(&a, &fx)
+        .await
+        .unwrap();
+    assert_eq!(a.details()["privileged"], false);
+}
+
+#[tokio::test]
+async fn a_superuser_still_cannot_write_rows_or_files() {
+    let Some(server) = server().await else { return };
+    let a = PostgresAdapter::from_url("pg", &server.admin_url(), Limits::default())
+        .await
+        .unwrap();
+    assert_eq!(a.details()["privileged"], true);
+    let _ = std::fs::remove_file("/tmp/nl2sql-pg-copy");
+    for sql in sandbox_statements() {
+        if sql.contains("pg_read_file") || sql.contains("pg_ls_dir") {
+            // A superuser may read server files: the reader role above is refused.
+            continue;
+        }
+        let frame = a.run_sql(&sql, a.limits()).await;
+        assert!(!frame.success, "let through as superuser: {sql}");
+        let code = frame.error_code().unwrap();
+        assert!(
+            matches!(
+                code,
+                ResultErrorCode::SecurityViolation | ResultErrorCode::ExecutionFailed
+            ),
+            "{sql}: {code:?}"
+        );
+    }
+    assert!(
+        !std::path::Path::new("/tmp/nl2sql-pg-copy").exists(),
+        "COPY TO wrote a file"
+    );
+    // Writes are refused by the engine itself, as a security violation.
+    let frame = a.run_sql("DELETE FROM products", a.limits()).await;
+    assert_eq!(frame.error_code(), Some(ResultErrorCode::SecurityViolation));
+    let frame = a.run_sql("CREATE TABLE evil (x int)", a.limits()).await;
+    assert_eq!(frame.error_code(), Some(ResultErrorCode::SecurityViolation));
+}
+
+fn single_string(frame: &nl2sql_adapter::ResultFrame) -> String {
+    assert!(frame.success, "{:?}", frame.error);
+    let col = frame.batches[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .unwrap();
+    col.value(0).to_owned()
+}
+
+#[tokio::test]
+async fn no_session_state_outlives_a_statement() {
+    let Some(server) = server().await else { return };
+    // One connection, so every statement reuses the same session.
+    let a = reader(&server).await;
+    let f = a
+        .run_sql(
+            "SELECT set_config('default_transaction_read_only', 'off', false)",
+            a.limits(),
+        )
+        .await;
+    assert!(f.success, "{:?}", f.error);
+    let f = a
+        .run_sql(
+            "SELECT current_setting('default_transaction_read_only')",
+            a.limits(),
+        )
+        .await;
+    assert_eq!(single_string(&f), "on");
+    let f = a
+        .run_sql(
+            "SELECT set_config('statement_timeout', '0', false)",
+            a.limits(),
+        )
+        .await;
+    assert!(f.success);
+    let f = a
+        .run_sql("SELECT current_setting('search_path')", a.limits())
+        .await;
+    assert_eq!(single_string(&f), SCHEMA);
+    // A session advisory lock taken by a statement is released after it.
+    let f = a
+        .run_sql(
+            "SELECT 1 AS one FROM (SELECT pg_advisory_lock(4242)) AS s",
+            a.limits(),
+        )
+        .await;
+    assert!(f.success, "{:?}", f.error);
+    let f = a
+        .run_sql(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242",
+            a.limits(),
+        )
+        .await;
+    let n = f.batches[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap()
+        .value(0);
+    assert_eq!(n, 0, "advisory lock survived the statement");
+}
+
+#[tokio::test]
+async fn engine_types_become_arrow_types() {
+    let Some(server) = server().await else { return };
+    let a = reader(&server).await;
+    let f = a
+        .execute(AdapterRequest::sql(
+            "SELECT 12.5::numeric AS n, DATE '2024-01-02' AS d, \
+             updated_at, '6f1c2a5e-0000-4000-8000-000000000001'::uuid AS u, \
+             '{\"a\": 1}'::jsonb AS j, TIME '06:30' AS t, true AS b \
+             FROM inventory WHERE id = 1",
+        ))
+        .await;
+    assert!(f.success, "{:?}", f.error);
+    let b = &f.batches[0];
+    let n = b.column(0).as_any().downcast_ref::<Float64Array>().unwrap();
+    assert_eq!(n.value(0), 12.5);
+    assert_eq!(b.column(1).data_type(), &arrow::datatypes::DataType::Date32);
+    let ts = b
+        .column(2)
+        .as_any()
+        .downcast_ref::<TimestampMicrosecondArray>()
+        .unwrap();
+    // 2024-04-10T08:00:00
+    assert_eq!(ts.value(0), 1_712_736_000_000_000);
+    let text = |i: usize| {
+        b.column(i)
+            .as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap()
+            .value(0)
+            .to_owned()
+    };
+    assert_eq!(text(3), "6f1c2a5e-0000-4000-8000-000000000001");
+    assert_eq!(text(4), "{\"a\": 1}");
+    assert_eq!(text(5), "06:30:00");
+    assert!(!b.column(6).is_null(0));
+    // A type the adapter cannot read is a clear, actionable failure.
+    let f = a
+        .execute(AdapterRequest::sql("SELECT interval '1 day' AS span"))
+        .await;
+    let e = f.error.unwrap();
+    assert_eq!(e.error_code, ResultErrorCode::ExecutionFailed);
+    assert!(e.safe_message.contains("'span'") && e.safe_message.contains("cast it to text"));
+}
+
+#[tokio::test]
+async fn a_large_result_stops_at_the_row_limit() {
+    let Some(server) = server().await else { return };
+    let a = reader(&server).await;
+    let limits = Limits {
+        row_limit: 2_500,
+        ..a.limits()
+    };
+    let f = a
+        .run_sql("SELECT g FROM generate_series(1, 100000000) AS g", limits)
+        .await;
+    assert!(f.success, "{:?}", f.error);
+    assert_eq!(f.row_count, 2_500);
+    assert!(f.truncated);
+}
+
+#[tokio::test]
+async fn dead_servers_and_bad_credentials_fail_fast_with_stable_codes() {
+    let Some(server) = server().await else { return };
+    let quick = Duration::from_millis(500);
+    let cases = [
+        // Nothing listens on port 1.
+        (
+            format!("postgres://postgres@127.0.0.1:1/{}", server.db),
+            "cannot connect",
+        ),
+        // A non-routable address: only the connect timeout ends it.
+        ("postgres://postgres@10.255.255.1:5432/test".to_owned(), ""),
+        (
+            format!(
+                "postgres://no_such_role_nl2sql@{}:{}/{}",
+                server.host, server.port, server.db
+            ),
+            "refused the credentials",
+        ),
+        (
+            format!(
+                "postgres://{}@{}:{}/no_such_db_nl2sql",
+                server.admin, server.host, server.port
+            ),
+            "database does not exist",
+        ),
+    ];
+    for (url, needle) in cases {
+        let out = tokio::time::timeout(
+            Duration::from_secs(10),
+            PostgresAdapter::from_url_with_connect_timeout("pg", &url, Limits::default(), quick),
+        )
+        .await
+        .expect("connecting hung");
+        let e = out.unwrap_err();
+        assert_eq!(e.error_code, ResultErrorCode::ServiceUnavailable, "{url}");
+        assert!(e.safe_message.contains(needle), "{url}: {}", e.safe_message);
+        assert!(!e.safe_message.contains("127.0.0.1"), "{}", e.safe_message);
+    }
+    for url in [
+        "postgres://",
+        "http://localhost/db",
+        "postgres://u@h:notaport/db",
+        "postgres://user:secret-pw@:5432/db?bogus_option=1",
+    ] {
+        let e = PostgresAdapter::from_url("pg", url, Limits::default())
+            .await
+            .unwrap_err();
+        assert_eq!(e.error_code, ResultErrorCode::ServiceUnavailable, "{url}");
+        assert!(
+            e.safe_message.contains("malformed"),
+            "{url}: {}",
+            e.safe_message
+        );
+        assert!(!e.safe_message.contains("secret"), "{}", e.safe_message);
+    }
+}

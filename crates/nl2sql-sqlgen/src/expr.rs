@@ -5,9 +5,9 @@ use nl2sql_plan::{Expr, ExprKind, LiteralValue, Op};
 use nl2sql_state::{Dialect, PipelineError};
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
-    BinaryOperator, CaseWhen, CastKind, DataType, DateTimeField, Expr as Sql, ExtractSyntax,
-    Function, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident,
-    ObjectName, UnaryOperator, Value,
+    BinaryOperator, CaseWhen, CastKind, DataType, DateTimeField, ExactNumberInfo, Expr as Sql,
+    ExtractSyntax, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments,
+    Ident, ObjectName, UnaryOperator, Value,
 };
 
 use crate::gen_error;
@@ -81,7 +81,18 @@ fn literal(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
             } else {
                 Prec::Atom
             };
-            (number(format!("{x:?}")), prec)
+            let text = number(format!("{x:?}"));
+            if dialect == Dialect::DuckDb {
+                // DuckDB reads `71.06554729085387` as DECIMAL(16,14), and decimal arithmetic
+                // on it can overflow where the same double would not: a plan's float is an
+                // IEEE double (as in SQLite), so say so.
+                (
+                    cast(text, DataType::Double(ExactNumberInfo::None)),
+                    Prec::Atom,
+                )
+            } else {
+                (text, prec)
+            }
         }
         Some(LiteralValue::Str(s)) => (string(dialect, s), Prec::Atom),
         None => (Sql::Value(Value::Null.with_empty_span()), Prec::Atom),
@@ -216,16 +227,30 @@ fn binary(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
                 Prec::Cmp,
             ))
         }
-        Op::Like => Ok((
-            Sql::Like {
-                negated: false,
-                any: false,
-                expr: Box::new(paren(build(l, dialect)?, cmp_child)),
-                pattern: Box::new(paren(build(r, dialect)?, cmp_child)),
-                escape_char: None,
-            },
-            Prec::Cmp,
-        )),
+        // A plan's LIKE is case-insensitive in every dialect, as a question means it and
+        // as SQLite's LIKE (ASCII) and MySQL's default collations already are: DuckDB and
+        // PostgreSQL render it as ILIKE, so all engines return the same rows.
+        Op::Like => {
+            let expr = Box::new(paren(build(l, dialect)?, cmp_child));
+            let pattern = Box::new(paren(build(r, dialect)?, cmp_child));
+            let sql = match dialect {
+                Dialect::DuckDb | Dialect::Postgres => Sql::ILike {
+                    negated: false,
+                    any: false,
+                    expr,
+                    pattern,
+                    escape_char: None,
+                },
+                _ => Sql::Like {
+                    negated: false,
+                    any: false,
+                    expr,
+                    pattern,
+                    escape_char: None,
+                },
+            };
+            Ok((sql, Prec::Cmp))
+        }
         Op::In => {
             let members: Vec<&Expr> = if r.is_list() {
                 r.args.iter().collect()

@@ -17,8 +17,7 @@ mod spelling;
 use nl2sql_plan::PlanModel;
 use nl2sql_state::{Dialect, ErrorCode, PipelineError, SchemaContract, Severity};
 
-/// The row limit used when the datasource sets none.
-pub const DEFAULT_ROW_LIMIT: u64 = 1000;
+pub use nl2sql_state::DEFAULT_ROW_LIMIT;
 
 /// Renders PlanModels as SQL in one dialect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -178,15 +178,34 @@ fn literals_render_as_sql_constants() {
     );
     check(Dialect::DuckDb, int(-42), "-42");
     check(
-        Dialect::DuckDb,
+        Dialect::Sqlite,
         Expr::literal(LiteralValue::Float(2.5)),
         "2.5",
     );
     check(
-        Dialect::DuckDb,
+        Dialect::Postgres,
         Expr::literal(LiteralValue::Float(1.0)),
         "1.0",
     );
+    // DuckDB would read a decimal literal as DECIMAL, whose arithmetic can overflow.
+    check(
+        Dialect::DuckDb,
+        Expr::literal(LiteralValue::Float(-71.06554729085387)),
+        "CAST(-71.06554729085387 AS DOUBLE)",
+    );
+}
+
+#[test]
+fn like_is_case_insensitive_in_every_dialect() {
+    let e = Expr::binary(
+        Op::Like,
+        col("t", "a"),
+        Expr::literal(LiteralValue::Str("x%".into())),
+    );
+    check(Dialect::Sqlite, e.clone(), "t.a LIKE 'x%'");
+    check(Dialect::MySql, e.clone(), "t.a LIKE 'x%'");
+    check(Dialect::DuckDb, e.clone(), "t.a ILIKE 'x%'");
+    check(Dialect::Postgres, e, "t.a ILIKE 'x%'");
 }
 
 #[test]
@@ -282,7 +301,7 @@ fn constant_sort_keys_are_left_out_and_constant_group_keys_fail() {
         },
     ];
     let sql = SqlGenerator::new(Dialect::Sqlite).generate(&plan).unwrap();
-    assert_eq!(sql, "SELECT t.a FROM t AS t ORDER BY t.a LIMIT 1000");
+    assert_eq!(sql, "SELECT t.a FROM t AS t ORDER BY t.a LIMIT 10000");
     plan.group_by = vec![nl2sql_plan::GroupByItem {
         expr: int(1),
         ordinal: 0,
@@ -323,13 +342,13 @@ fn names_follow_the_schema_spelling_when_a_schema_is_given() {
     let g = SqlGenerator::new(Dialect::Postgres).with_schema(&contract);
     assert_eq!(
         g.generate(&plan).unwrap(),
-        r#"SELECT o."Total", id AS "Key" FROM "Orders" AS o LIMIT 1000"#
+        r#"SELECT o."Total", id AS "Key" FROM "Orders" AS o LIMIT 10000"#
     );
     let plain = SqlGenerator::new(Dialect::Postgres)
         .generate(&plan)
         .unwrap();
     assert_eq!(
         plain,
-        r#"SELECT o."TOTAL", "ID" AS "Key" FROM orders AS o LIMIT 1000"#
+        r#"SELECT o."TOTAL", "ID" AS "Key" FROM orders AS o LIMIT 10000"#
     );
 }

@@ -1,4 +1,5 @@
-//! The fixture database (`tests/data/fixtures/manufacturing.db`) and its schema.
+//! The fixture database (`tests/data/fixtures/manufacturing.db`), the same data in an
+//! in-memory DuckDB database, and its schema.
 
 use std::path::PathBuf;
 
@@ -61,4 +62,20 @@ pub(crate) fn run_sqlite(conn: &Connection, sql: &str) -> Result<usize, String> 
         n += 1;
     }
     Ok(n)
+}
+
+/// An in-memory DuckDB database holding the fixture (from its portable form).
+pub(crate) fn connect_duckdb() -> duckdb::Connection {
+    let conn = duckdb::Connection::open_in_memory().unwrap();
+    for s in nl2sql_adapter::fixture::load_statements(Dialect::DuckDb, None) {
+        conn.execute_batch(&s).unwrap();
+    }
+    conn
+}
+
+/// Runs `sql` on DuckDB and returns the number of rows.
+pub(crate) fn run_duckdb(conn: &duckdb::Connection, sql: &str) -> Result<usize, String> {
+    let mut stmt = conn.prepare(sql).map_err(|e| format!("{e}: {sql}"))?;
+    let batches = stmt.query_arrow([]).map_err(|e| format!("{e}: {sql}"))?;
+    Ok(batches.map(|b| b.num_rows()).sum())
 }

@@ -1,7 +1,7 @@
 //! Property test: arbitrary valid plans over the fixture schema pass the logical validator,
-//! render in every dialect, pass the guard, and run on SQLite. (DuckDB execution belongs to
-//! the adapter crates.) Date columns are left out: comparing them with arbitrary text is a
-//! D1 finding by design.
+//! render in every dialect, pass the guard, and run on SQLite and on DuckDB (the same data,
+//! loaded from the portable fixture), where both engines return the same number of rows.
+//! Date columns are left out: comparing them with arbitrary text is a D1 finding by design.
 
 use nl2sql_plan::{
     CaseWhen, Direction, Expr, GroupByItem, JoinSpec, JoinType, LiteralValue, Op, OrderItem,
@@ -10,7 +10,9 @@ use nl2sql_plan::{
 use nl2sql_sqlgen::SqlGenerator;
 use proptest::prelude::*;
 
-use crate::fixture::{DIALECTS, assert_guard_ok, connect, contract, run_sqlite};
+use crate::fixture::{
+    DIALECTS, assert_guard_ok, connect, connect_duckdb, contract, run_duckdb, run_sqlite,
+};
 
 /// One table of a join path: name, alias, integer columns, text columns, and the join
 /// condition columns `(left alias, left column, own column)` when it is not the first.
@@ -325,15 +327,17 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     #[test]
-    fn generated_plans_render_pass_the_guard_and_run_on_sqlite(plan in any_plan()) {
+    fn generated_plans_render_pass_the_guard_and_run_on_sqlite_and_duckdb(plan in any_plan()) {
         thread_local! {
             static CONTRACTS: Vec<nl2sql_state::SchemaContract> =
                 DIALECTS.iter().map(|d| contract(*d)).collect();
             static CONN: rusqlite::Connection = connect();
+            static DUCK: duckdb::Connection = connect_duckdb();
         }
         let json = serde_json::to_string(&plan).unwrap();
         prop_assert_eq!(&nl2sql_plan::parse_plan(&json).unwrap(), &plan);
         CONTRACTS.with(|contracts| {
+            let mut counts = Vec::new();
             for (dialect, contract) in DIALECTS.iter().zip(contracts) {
                 let sql = SqlGenerator::new(*dialect)
                     .with_schema(contract).with_row_limit(100).generate(&plan).unwrap();
@@ -344,9 +348,14 @@ proptest! {
                     assert!(report.is_ok(), "logical validator rejected a valid plan: {:?}", report.findings);
                 }
                 if *dialect == nl2sql_state::Dialect::Sqlite {
-                    CONN.with(|conn| run_sqlite(conn, &sql)).unwrap();
+                    counts.push(("sqlite", CONN.with(|conn| run_sqlite(conn, &sql)).unwrap(), sql.clone()));
+                }
+                if *dialect == nl2sql_state::Dialect::DuckDb {
+                    counts.push(("duckdb", DUCK.with(|conn| run_duckdb(conn, &sql)).unwrap(), sql.clone()));
                 }
             }
+            assert_eq!(counts.len(), 2);
+            assert_eq!(counts[0].1, counts[1].1, "engines disagree on the row count: {counts:?}");
         });
     }
 }

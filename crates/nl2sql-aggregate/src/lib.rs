@@ -3,7 +3,8 @@
 //! artifacts, with Arrow compute kernels (no database).
 //!
 //! The entry points are [`aggregate`] (scans supplied by a loader) and
-//! [`aggregate_from_store`] (scans read from an `ArtifactStore`, hashes verified).
+//! the async [`aggregate_from_store`] (every scan read first, concurrently, from any
+//! `ArtifactStore` backend, hashes verified; then the same synchronous evaluation).
 //! Evaluation is partial: a failed node records one `AGGREGATOR_FAILED` error naming it,
 //! its dependants are skipped with one error each, and every other node still runs.
 
@@ -18,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use arrow::array::RecordBatch;
 use arrow::compute::concat_batches;
 use arrow::error::ArrowError;
+use futures_util::future::join_all;
 use nl2sql_artifacts::ArtifactStore;
 use nl2sql_plan::{
     CombineOperation, ExecutionDag, ExpectedColumn, FilterSpec, GroupBySpec, JoinKeyPair,
@@ -93,19 +95,45 @@ pub fn aggregate(
 }
 
 /// Evaluates `dag` with scans read from `store` through `artifacts` (scan node id →
-/// reference). A scan without a reference, or whose bytes do not match its hash, fails.
-pub fn aggregate_from_store(
+/// reference). Every scan artifact is read first, concurrently, then the nodes are
+/// evaluated as by [`aggregate`]. A scan without a reference, or whose object is missing or
+/// does not match its hash, fails (and only its dependants are skipped).
+pub async fn aggregate_from_store(
     dag: &ExecutionDag,
     store: &dyn ArtifactStore,
     artifacts: &BTreeMap<String, ArtifactRef>,
 ) -> AggregationOutcome {
+    let scans: Vec<&str> = dag
+        .layers
+        .iter()
+        .flatten()
+        .filter(|id| dag.node(id).is_some_and(|n| n.kind == NodeKind::Scan))
+        .map(String::as_str)
+        .collect();
+    let loaded = join_all(scans.iter().map(|id| load_scan(store, artifacts, id))).await;
+    let mut tables: BTreeMap<&str, Result<RecordBatch, PipelineError>> =
+        scans.into_iter().zip(loaded).collect();
     aggregate(dag, |id| {
-        let Some(artifact) = artifacts.get(id) else {
-            return Err(error(id, &format!("Missing artifact for scan node {id}.")));
-        };
-        let table = store.read(artifact).map_err(|e| error(id, &e.message))?;
-        concat_batches(&table.schema, &table.batches).map_err(|e| error(id, &e.to_string()))
+        tables
+            .remove(id)
+            .unwrap_or_else(|| Err(error(id, &format!("Missing artifact for scan node {id}."))))
     })
+}
+
+/// The table of scan `id`, read through its reference in `artifacts`.
+async fn load_scan(
+    store: &dyn ArtifactStore,
+    artifacts: &BTreeMap<String, ArtifactRef>,
+    id: &str,
+) -> Result<RecordBatch, PipelineError> {
+    let Some(artifact) = artifacts.get(id) else {
+        return Err(error(id, &format!("Missing artifact for scan node {id}.")));
+    };
+    let table = store
+        .read(artifact)
+        .await
+        .map_err(|e| error(id, &e.message))?;
+    concat_batches(&table.schema, &table.batches).map_err(|e| error(id, &e.to_string()))
 }
 
 /// Incoming edges of `id` ordered by (role rank, from id).

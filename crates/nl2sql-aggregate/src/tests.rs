@@ -546,8 +546,8 @@ fn failed_scan_fails_its_dependants_and_other_branches_still_run() {
     );
 }
 
-#[test]
-fn artifacts_are_read_from_the_store_and_a_missing_one_names_its_node() {
+#[tokio::test]
+async fn artifacts_are_read_from_the_store_and_a_missing_one_names_its_node() {
     use nl2sql_artifacts::{ArtifactMeta, DEFAULT_PATH_TEMPLATE, LocalArtifactStore, PathTemplate};
     let dir = std::env::temp_dir().join(format!("nl2sql-aggregate-{}", std::process::id()));
     let store =
@@ -566,17 +566,80 @@ fn artifacts_are_read_from_the_store_and_a_missing_one_names_its_node() {
         };
         refs.insert(
             ids[model].clone(),
-            store.write(&meta, t.schema(), &[t]).expect("written"),
+            store.write(&meta, t.schema(), &[t]).await.expect("written"),
         );
     }
-    let out = aggregate_from_store(&dag, &store, &refs);
+    let out = aggregate_from_store(&dag, &store, &refs).await;
     assert!(!out.is_partial(), "{:?}", out.errors);
     assert_eq!(out.tables[&out.results[0]].num_rows(), 2);
     refs.remove(&ids["a"]);
-    let out = aggregate_from_store(&dag, &store, &refs);
+    let out = aggregate_from_store(&dag, &store, &refs).await;
     assert_eq!(
         out.errors[0].message,
         format!("node '{0}': Missing artifact for scan node {0}.", ids["a"])
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn object_store_artifacts_aggregate_and_a_tampered_one_fails_only_its_branch() {
+    use nl2sql_artifacts::{
+        ArtifactMeta, ArtifactStore, DEFAULT_PATH_TEMPLATE, ObjectArtifactStore, PathTemplate,
+    };
+    let store: Arc<dyn ArtifactStore> = Arc::new(
+        ObjectArtifactStore::from_url(
+            "memory://aggregate",
+            PathTemplate::parse(DEFAULT_PATH_TEMPLATE).expect("t"),
+            std::iter::empty::<(&str, &str)>(),
+        )
+        .expect("store"),
+    );
+    let (dag, ids) = dag(example());
+    let (a, b) = scans();
+    let mut refs = BTreeMap::new();
+    for (model, t) in [("a", a), ("b", b)] {
+        let meta = ArtifactMeta {
+            tenant_id: "t".into(),
+            request_id: "r".into(),
+            subgraph_name: "sql_agent".into(),
+            dag_node_id: ids[model].clone(),
+            schema_version: None,
+        };
+        let artifact = store.write(&meta, t.schema(), &[t]).await.expect("written");
+        assert!(
+            artifact
+                .uri
+                .starts_with("memory://aggregate/t/r/sql_agent/")
+        );
+        refs.insert(ids[model].clone(), artifact);
+    }
+    let out = aggregate_from_store(&dag, store.as_ref(), &refs).await;
+    assert!(!out.is_partial(), "{:?}", out.errors);
+    assert_eq!(out.tables[&out.results[0]].num_rows(), 2);
+    // A reference whose hash no longer matches fails its scan and skips the combine.
+    refs.get_mut(&ids["b"]).expect("b").content_hash = "0".repeat(64);
+    let out = aggregate_from_store(&dag, store.as_ref(), &refs).await;
+    // The scan, then the combine and its two post ops, skipped.
+    assert_eq!(out.errors.len(), 4, "{:?}", out.errors);
+    assert_eq!(
+        out.errors[1].message,
+        format!("node 'combine_g1': skipped: input '{}' failed", ids["b"])
+    );
+    assert!(
+        out.errors[0].message.starts_with(&format!(
+            "node '{}': artifact 'memory://aggregate/",
+            ids["b"]
+        )),
+        "{}",
+        out.errors[0].message
+    );
+    assert!(
+        out.errors[0]
+            .message
+            .contains("does not match its content hash"),
+        "{}",
+        out.errors[0].message
+    );
+    assert!(out.tables.contains_key(&ids["a"]));
+    assert!(out.results.is_empty());
 }

@@ -3,15 +3,31 @@
 //! (tenant, request, sub-graph, DAG node, schema version) and described by an
 //! `ArtifactRef` whose `content_hash` is the SHA-256 of the bytes written.
 //!
-//! The entry point is the [`ArtifactStore`] trait; [`LocalArtifactStore`] is the local
-//! filesystem backend (the default). Writes are atomic: the object is written under a
-//! temporary name in the same directory, synced, then renamed, so a crash never leaves a
-//! partial object under the final name. Reading recomputes the hash and refuses a mismatch.
-//! Object-storage backends (S3, Azure, GCS) are not implemented yet.
+//! The entry point is the async, object-safe [`ArtifactStore`] trait (`Arc<dyn
+//! ArtifactStore>` is `Send + Sync`), with two backends:
+//! - [`LocalArtifactStore`], the local filesystem (the default): the object is written under
+//!   a temporary name in the same directory, synced, then renamed; its blocking file work
+//!   runs on tokio's blocking pool.
+//! - [`ObjectArtifactStore`], object storage through the `object_store` crate, configured by
+//!   URL ([`ObjectArtifactStore::from_url`]): S3 (`s3://bucket/prefix`, backend `s3`), Azure
+//!   Data Lake / Blob (`abfs[s]://container@account.dfs.core.windows.net/prefix` or
+//!   `az://container/prefix`, backend `adls`), Google Cloud Storage (`gs://bucket/prefix`,
+//!   backend `gcs`) and an in-memory store (`memory://prefix`, backend `memory`, for tests and
+//!   ephemeral runs). The parquet bytes are encoded in memory and uploaded in one `put`, so
+//!   the object exists only once complete. Credentials come only from the environment or the
+//!   options, never from the URL, and are never shown.
+//!
+//! [`open_artifact_store`] picks the backend from a base URI (a path or `file://` URL → local,
+//! any other URL → object storage). Both backends render keys the same way and recompute the
+//! hash on every read, refusing a mismatch, a URI of another scheme or store, and a URI
+//! outside the store. Parquet encoding and decoding run on tokio's blocking pool when a
+//! runtime is present.
 //!
 //! **Invariant:** an artifact either exists complete under its final name or not at all.
 
+mod integrity;
 mod local;
+mod object;
 mod parquet_io;
 mod template;
 mod time;
@@ -19,11 +35,15 @@ mod time;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
+
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
+use async_trait::async_trait;
 use nl2sql_state::{ArtifactRef, PipelineError};
 
 pub use local::LocalArtifactStore;
+pub use object::ObjectArtifactStore;
 pub use template::{DEFAULT_PATH_TEMPLATE, PathTemplate};
 
 /// Who and what an artifact belongs to: the values of the path template.
@@ -57,15 +77,17 @@ impl ArtifactTable {
     }
 }
 
-/// Where scan results are stored.
-pub trait ArtifactStore {
-    /// `local`, `s3` or `adls`.
+/// Where scan results are stored. Object-safe: use it as `&dyn ArtifactStore` or
+/// `Arc<dyn ArtifactStore>`. `Debug` never shows credentials.
+#[async_trait]
+pub trait ArtifactStore: Send + Sync + std::fmt::Debug {
+    /// `local`, `s3`, `adls`, `gcs` or `memory`.
     fn backend(&self) -> &'static str;
 
     /// Writes `batches` (all with `schema`) as one parquet object under the rendered path
     /// of `meta`, atomically; the same `meta` overwrites the same object (idempotent
     /// retries). Errors: `INVALID_STATE` for a bad path value, `EXECUTION_FAILED` for IO.
-    fn write(
+    async fn write(
         &self,
         meta: &ArtifactMeta,
         schema: SchemaRef,
@@ -74,5 +96,49 @@ pub trait ArtifactStore {
 
     /// Reads an artifact back, verifying its content hash. Errors (`AGGREGATOR_FAILED`):
     /// missing object, wrong URI scheme, hash mismatch, unreadable parquet.
-    fn read(&self, artifact: &ArtifactRef) -> Result<ArtifactTable, PipelineError>;
+    async fn read(&self, artifact: &ArtifactRef) -> Result<ArtifactTable, PipelineError>;
+}
+
+/// The store for `base_uri` (spec: storage.md §1.2 `base_uri`): a filesystem path or a
+/// `file://` URL gives a [`LocalArtifactStore`], any other URL an [`ObjectArtifactStore`]
+/// built by [`ObjectArtifactStore::from_url`] with `options`. Errors are `INVALID_STATE`.
+pub fn open_artifact_store<I, K, V>(
+    base_uri: &str,
+    template: PathTemplate,
+    options: I,
+) -> Result<Arc<dyn ArtifactStore>, PipelineError>
+where
+    I: IntoIterator<Item = (K, V)>,
+    K: AsRef<str>,
+    V: Into<String>,
+{
+    if let Some(path) = base_uri.strip_prefix("file://") {
+        return Ok(Arc::new(LocalArtifactStore::new(path, template)?));
+    }
+    if !base_uri.contains("://") {
+        return Ok(Arc::new(LocalArtifactStore::new(base_uri, template)?));
+    }
+    Ok(Arc::new(ObjectArtifactStore::from_url(
+        base_uri, template, options,
+    )?))
+}
+
+/// Runs blocking `work` (file IO, parquet encoding and decoding) on tokio's blocking pool
+/// when a runtime is present, so that it does not stall the async workers, and inline
+/// otherwise. A panic in `work` becomes the error `on_panic` makes.
+async fn run_blocking<T, F>(
+    work: F,
+    on_panic: impl FnOnce(String) -> PipelineError,
+) -> Result<T, PipelineError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, PipelineError> + Send + 'static,
+{
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => match handle.spawn_blocking(work).await {
+            Ok(result) => result,
+            Err(e) => Err(on_panic(e.to_string())),
+        },
+        Err(_) => work(),
+    }
 }

@@ -1,5 +1,6 @@
 //! The local filesystem backend: `<base>/<rendered template>`, written through a temporary
-//! file in the same directory, synced, then renamed.
+//! file in the same directory, synced, then renamed. The file work is blocking and runs on
+//! tokio's blocking pool (inline when there is no runtime).
 
 use std::fs::{self, File};
 use std::io::Write as _;
@@ -7,9 +8,14 @@ use std::path::{Path, PathBuf};
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
+use async_trait::async_trait;
+use bytes::Bytes;
 use nl2sql_state::{ArtifactRef, ErrorCode, PipelineError, Severity, sha256_hex};
 
-use crate::{ArtifactMeta, ArtifactStore, ArtifactTable, PathTemplate, parquet_io, time};
+use crate::integrity::{read_error, verify_and_decode};
+use crate::{
+    ArtifactMeta, ArtifactStore, ArtifactTable, PathTemplate, parquet_io, run_blocking, time,
+};
 
 /// Marker in the names of temporary files.
 const TMP_MARKER: &str = ".tmp-";
@@ -44,7 +50,8 @@ impl LocalArtifactStore {
     }
 
     /// Removes temporary files left by interrupted writes; returns how many. Run it at
-    /// start-up, when no write is in flight.
+    /// start-up, when no write is in flight. Blocking: call it before serving, or from
+    /// `spawn_blocking`.
     pub fn remove_temporary_files(&self) -> Result<usize, PipelineError> {
         remove_tmp(&self.base).map_err(|e| write_error(&self.base, &e.to_string()))
     }
@@ -69,12 +76,13 @@ impl LocalArtifactStore {
     }
 }
 
+#[async_trait]
 impl ArtifactStore for LocalArtifactStore {
     fn backend(&self) -> &'static str {
         "local"
     }
 
-    fn write(
+    async fn write(
         &self,
         meta: &ArtifactMeta,
         schema: SchemaRef,
@@ -83,43 +91,48 @@ impl ArtifactStore for LocalArtifactStore {
         let relative = self.template.render(meta)?;
         let path = self.base.join(&relative);
         let columns = schema.fields().iter().map(|f| f.name().clone()).collect();
-        let bytes = parquet_io::encode(schema, batches)
-            .map_err(|e| write_error(&path, &format!("cannot encode parquet: {e}")))?;
-        write_atomically(&path, &bytes).map_err(|e| write_error(&path, &e.to_string()))?;
         let row_count: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        let batches = batches.to_vec();
+        let target = path.clone();
+        let (size, content_hash) = run_blocking(
+            move || {
+                let bytes = parquet_io::encode(schema, &batches)
+                    .map_err(|e| write_error(&target, &format!("cannot encode parquet: {e}")))?;
+                write_atomically(&target, &bytes)
+                    .map_err(|e| write_error(&target, &e.to_string()))?;
+                Ok((bytes.len(), sha256_hex(&bytes)))
+            },
+            |panic| write_error(&path, &format!("the writer stopped: {panic}")),
+        )
+        .await?;
         Ok(ArtifactRef {
             uri: format!("file://{}", path.display()),
             backend: "local".to_owned(),
             format: "parquet".to_owned(),
             row_count: row_count as u64,
             columns,
-            bytes: bytes.len() as u64,
-            content_hash: sha256_hex(&bytes),
+            bytes: size as u64,
+            content_hash,
             created_at: time::now_utc(),
             schema_version: meta.schema_version.clone(),
             path_template: self.template.as_str().to_owned(),
         })
     }
 
-    fn read(&self, artifact: &ArtifactRef) -> Result<ArtifactTable, PipelineError> {
-        let path = self.resolve(artifact)?;
-        let bytes = fs::read(&path)
-            .map_err(|e| read_error(format!("cannot read artifact '{}': {e}", artifact.uri)))?;
-        let hash = sha256_hex(&bytes);
-        if hash != artifact.content_hash {
-            return Err(read_error(format!(
-                "artifact '{}' does not match its content hash (expected {}, found {hash})",
-                artifact.uri, artifact.content_hash
-            )));
-        }
-        let file = File::open(&path)
-            .map_err(|e| read_error(format!("cannot open artifact '{}': {e}", artifact.uri)))?;
-        parquet_io::decode(file).map_err(|e| {
-            read_error(format!(
-                "artifact '{}' is not readable parquet: {e}",
-                artifact.uri
-            ))
-        })
+    async fn read(&self, artifact: &ArtifactRef) -> Result<ArtifactTable, PipelineError> {
+        let store = self.clone();
+        let artifact = artifact.clone();
+        run_blocking(
+            move || {
+                let path = store.resolve(&artifact)?;
+                let bytes = fs::read(&path).map_err(|e| {
+                    read_error(format!("cannot read artifact '{}': {e}", artifact.uri))
+                })?;
+                verify_and_decode(&artifact.uri, &artifact.content_hash, Bytes::from(bytes))
+            },
+            |panic| read_error(format!("the artifact reader stopped: {panic}")),
+        )
+        .await
     }
 }
 
@@ -168,19 +181,5 @@ fn remove_tmp(dir: &Path) -> std::io::Result<usize> {
 }
 
 fn write_error(path: &Path, message: &str) -> PipelineError {
-    PipelineError::new(
-        "artifact_store",
-        ErrorCode::ExecutionFailed,
-        Severity::Error,
-        format!("cannot write artifact '{}': {message}", path.display()),
-    )
-}
-
-fn read_error(message: String) -> PipelineError {
-    PipelineError::new(
-        "artifact_store",
-        ErrorCode::AggregatorFailed,
-        Severity::Error,
-        message,
-    )
+    crate::integrity::write_error(&path.display().to_string(), message)
 }

@@ -1,7 +1,5 @@
 //! Arrow ↔ parquet bytes: zstd compression, column statistics on (the writer default).
 
-use std::fs::File;
-
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use parquet::arrow::ArrowWriter;
@@ -9,6 +7,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
+use parquet::file::reader::ChunkReader;
 
 use crate::ArtifactTable;
 
@@ -26,9 +25,10 @@ pub(crate) fn encode(schema: SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u
     Ok(buf)
 }
 
-/// Every batch of the parquet file `file`.
-pub(crate) fn decode(file: File) -> Result<ArtifactTable, ParquetError> {
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)?;
+/// Every batch of the parquet object `data` (the verified bytes, so what is decoded is what
+/// was hashed).
+pub(crate) fn decode(data: impl ChunkReader + 'static) -> Result<ArtifactTable, ParquetError> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(data)?;
     let schema = builder.schema().clone();
     let batches = builder
         .build()?

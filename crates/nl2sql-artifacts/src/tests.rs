@@ -1,4 +1,9 @@
-//! Tests of the path template, the local store's atomic writes and hash-verified reads.
+//! Tests of the path template, the local store's atomic writes and hash-verified reads;
+//! the object-storage backend in `tests/object.rs`, its S3 client against a loopback
+//! server from `tests/s3_server.rs`.
+
+mod object;
+mod s3_server;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -135,11 +140,14 @@ fn missing_tenant_or_dot_segment_is_an_error() {
     );
 }
 
-#[test]
-fn write_then_read_round_trips_rows_nulls_and_hash() {
+#[tokio::test]
+async fn write_then_read_round_trips_rows_nulls_and_hash() {
     let dir = TempDir::new();
     let store = store(&dir);
-    let artifact = store.write(&meta(), schema(), &[batch()]).expect("written");
+    let artifact = store
+        .write(&meta(), schema(), &[batch()])
+        .await
+        .expect("written");
     assert_eq!(artifact.backend, "local");
     assert_eq!(artifact.format, "parquet");
     assert_eq!(artifact.row_count, 3);
@@ -159,18 +167,21 @@ fn write_then_read_round_trips_rows_nulls_and_hash() {
     let bytes = std::fs::read(path).expect("file");
     assert_eq!(artifact.bytes, bytes.len() as u64);
     assert_eq!(artifact.content_hash, nl2sql_state::sha256_hex(&bytes));
-    let table = store.read(&artifact).expect("read");
+    let table = store.read(&artifact).await.expect("read");
     assert_eq!(table.row_count(), 3);
     assert_eq!(table.schema.fields().len(), 3);
     assert_eq!(table.batches[0], batch());
     assert_eq!(files_under(&dir.0), vec!["part-00000.parquet"]);
 }
 
-#[test]
-fn columns_are_zstd_compressed() {
+#[tokio::test]
+async fn columns_are_zstd_compressed() {
     let dir = TempDir::new();
     let store = store(&dir);
-    let artifact = store.write(&meta(), schema(), &[batch()]).expect("written");
+    let artifact = store
+        .write(&meta(), schema(), &[batch()])
+        .await
+        .expect("written");
     let file = std::fs::File::open(artifact.uri.trim_start_matches("file://")).expect("file");
     let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
         .expect("parquet");
@@ -182,47 +193,54 @@ fn columns_are_zstd_compressed() {
     assert!(column.statistics().is_some());
 }
 
-#[test]
-fn empty_result_is_a_valid_file_with_the_schema() {
+#[tokio::test]
+async fn empty_result_is_a_valid_file_with_the_schema() {
     let dir = TempDir::new();
     let store = store(&dir);
-    let artifact = store.write(&meta(), schema(), &[]).expect("written");
+    let artifact = store.write(&meta(), schema(), &[]).await.expect("written");
     assert_eq!(artifact.row_count, 0);
-    let table = store.read(&artifact).expect("read");
+    let table = store.read(&artifact).await.expect("read");
     assert_eq!(table.row_count(), 0);
     assert_eq!(table.schema.field(1).name(), "units");
 }
 
-#[test]
-fn same_meta_overwrites_the_same_object() {
+#[tokio::test]
+async fn same_meta_overwrites_the_same_object() {
     let dir = TempDir::new();
     let store = store(&dir);
-    let first = store.write(&meta(), schema(), &[batch()]).expect("first");
+    let first = store
+        .write(&meta(), schema(), &[batch()])
+        .await
+        .expect("first");
     let second = store
         .write(&meta(), schema(), &[batch().slice(0, 1)])
+        .await
         .expect("second");
     assert_eq!(first.uri, second.uri);
     assert_ne!(first.content_hash, second.content_hash);
     assert_eq!(files_under(&dir.0), vec!["part-00000.parquet"]);
-    assert_eq!(store.read(&second).expect("read").row_count(), 1);
+    assert_eq!(store.read(&second).await.expect("read").row_count(), 1);
     // The first reference no longer matches the bytes under its name.
     assert_eq!(
-        store.read(&first).expect_err("stale").code,
+        store.read(&first).await.expect_err("stale").code,
         ErrorCode::AggregatorFailed
     );
 }
 
-#[test]
-fn tampered_artifact_fails_the_hash_check() {
+#[tokio::test]
+async fn tampered_artifact_fails_the_hash_check() {
     let dir = TempDir::new();
     let store = store(&dir);
-    let artifact = store.write(&meta(), schema(), &[batch()]).expect("written");
+    let artifact = store
+        .write(&meta(), schema(), &[batch()])
+        .await
+        .expect("written");
     let path = artifact.uri.trim_start_matches("file://").to_owned();
     let mut bytes = std::fs::read(&path).expect("file");
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0xff;
     std::fs::write(&path, bytes).expect("tamper");
-    let err = store.read(&artifact).expect_err("mismatch");
+    let err = store.read(&artifact).await.expect_err("mismatch");
     assert_eq!(err.code, ErrorCode::AggregatorFailed);
     assert!(
         err.message.contains("does not match its content hash"),
@@ -231,11 +249,14 @@ fn tampered_artifact_fails_the_hash_check() {
     );
 }
 
-#[test]
-fn missing_foreign_scheme_or_outside_artifacts_are_refused() {
+#[tokio::test]
+async fn missing_foreign_scheme_or_outside_artifacts_are_refused() {
     let dir = TempDir::new();
     let store = store(&dir);
-    let artifact = store.write(&meta(), schema(), &[batch()]).expect("written");
+    let artifact = store
+        .write(&meta(), schema(), &[batch()])
+        .await
+        .expect("written");
     let cases = [
         (
             artifact.uri.replace("part-00000", "part-00001"),
@@ -255,17 +276,20 @@ fn missing_foreign_scheme_or_outside_artifacts_are_refused() {
             uri: uri.clone(),
             ..artifact.clone()
         };
-        let err = store.read(&forged).expect_err("refused");
+        let err = store.read(&forged).await.expect_err("refused");
         assert_eq!(err.code, ErrorCode::AggregatorFailed);
         assert!(err.message.contains(want), "{uri}: {}", err.message);
     }
 }
 
-#[test]
-fn leftover_temporary_files_are_removed_and_finished_ones_kept() {
+#[tokio::test]
+async fn leftover_temporary_files_are_removed_and_finished_ones_kept() {
     let dir = TempDir::new();
     let store = store(&dir);
-    store.write(&meta(), schema(), &[batch()]).expect("written");
+    store
+        .write(&meta(), schema(), &[batch()])
+        .await
+        .expect("written");
     let nested = dir.0.join("acme/x");
     std::fs::create_dir_all(&nested).expect("dir");
     std::fs::write(nested.join("part-00000.parquet.tmp-abc"), b"partial").expect("tmp");
@@ -284,4 +308,80 @@ fn timestamps_are_iso_8601_utc() {
 fn store_reports_its_backend() {
     let dir = TempDir::new();
     assert_eq!(store(&dir).backend(), "local");
+}
+
+#[test]
+fn local_store_works_outside_a_tokio_runtime() {
+    // Without a runtime the blocking work runs inline, so the future is ready on its
+    // first poll: any executor (here a bare poll) can drive the store.
+    fn ready<T>(fut: impl Future<Output = T>) -> T {
+        let mut fut = std::pin::pin!(fut);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match fut.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(v) => v,
+            std::task::Poll::Pending => panic!("pending without a runtime"),
+        }
+    }
+    let dir = TempDir::new();
+    let store = store(&dir);
+    let artifact = ready(store.write(&meta(), schema(), &[batch()])).expect("written");
+    let table = ready(store.read(&artifact)).expect("read");
+    assert_eq!(table.batches, vec![batch()]);
+}
+
+#[tokio::test]
+async fn open_artifact_store_picks_the_backend_from_the_base_uri() {
+    let dir = TempDir::new();
+    let template = || PathTemplate::parse(DEFAULT_PATH_TEMPLATE).expect("template");
+    let none = std::iter::empty::<(&str, &str)>();
+    let plain =
+        open_artifact_store(&dir.0.display().to_string(), template(), none.clone()).expect("path");
+    assert_eq!(plain.backend(), "local");
+    let url = format!("file://{}", dir.0.join("nested").display());
+    let file = open_artifact_store(&url, template(), none.clone()).expect("file url");
+    assert_eq!(file.backend(), "local");
+    let artifact = file
+        .write(&meta(), schema(), &[batch()])
+        .await
+        .expect("written");
+    assert!(
+        artifact.uri.starts_with(&format!(
+            "file://{}/nested/acme/",
+            dir.0.canonicalize().expect("canonical").display()
+        )),
+        "{}",
+        artifact.uri
+    );
+    let memory = open_artifact_store("memory://runs", template(), none.clone()).expect("memory");
+    assert_eq!(memory.backend(), "memory");
+    let err = open_artifact_store("ftp://host/x", template(), none).expect_err("refused");
+    assert_eq!(err.code, ErrorCode::InvalidState);
+}
+
+#[test]
+fn stores_are_object_safe_and_their_futures_are_send() {
+    fn send<T: Send>(_: &T) {}
+    let dir = TempDir::new();
+    let stores: Vec<std::sync::Arc<dyn ArtifactStore>> = vec![
+        std::sync::Arc::new(store(&dir)),
+        std::sync::Arc::new(
+            ObjectArtifactStore::from_url(
+                "memory://x",
+                PathTemplate::parse(DEFAULT_PATH_TEMPLATE).expect("template"),
+                std::iter::empty::<(&str, &str)>(),
+            )
+            .expect("memory"),
+        ),
+    ];
+    for store in &stores {
+        let m = meta();
+        let batches = [batch()];
+        let write = store.write(&m, schema(), &batches);
+        send(&write);
+        drop(write);
+    }
+    assert_eq!(
+        stores.iter().map(|s| s.backend()).collect::<Vec<_>>(),
+        vec!["local", "memory"]
+    );
 }

@@ -1,0 +1,48 @@
+//! Schema snapshots, schema chunks, the schema index and retrieval for nl2sql
+//! (spec: retrieval.md, storage.md §2).
+//!
+//! The authoritative schema lives in the [`SchemaStore`]: versioned snapshots per
+//! datasource, the version derived from the contract fingerprint
+//! ([`schema_version_of`]), the last few versions kept, persisted as JSON files under the
+//! data directory. [`build_chunks`] turns one snapshot version into deterministic
+//! [`Chunk`]s (datasource, table, column and relationship documents) that a
+//! [`SchemaIndex`] searches; [`LexicalIndex`] is the default index (BM25, MMR re-ranking,
+//! a result cache, one JSON file). The index only points at tables: [`SchemaRetriever`]
+//! runs the table, column and planning stages over the index and then resolves the
+//! recorded tables against the store, returning the snapshot restricted to the relevant
+//! tables and columns ([`SchemaContext`]); [`retrieve_datasources`] proposes candidate
+//! datasources for a question.
+//!
+//! Entry points: [`index_datasource`] / [`index_all`] at indexing time,
+//! [`retrieve_datasources`] and [`SchemaRetriever::retrieve`] at question time.
+
+mod chunk;
+mod fsio;
+mod index;
+mod indexing;
+mod lexical;
+mod retrieve;
+mod store;
+mod text;
+
+#[cfg(test)]
+mod tests;
+
+pub use chunk::{
+    Chunk, ChunkType, build_chunks, column_chunk_id, datasource_chunk_id, relationship_chunk_id,
+    table_chunk_id,
+};
+pub use index::{SchemaIndex, SearchFilter};
+pub use indexing::{
+    DatasourceDocs, IndexProgress, IndexReport, IndexStats, IndexStep, index_all, index_datasource,
+};
+pub use lexical::{BM25_B, BM25_K1, CacheStats, LexicalIndex, MMR_FETCH_FACTOR, MMR_LAMBDA};
+pub use retrieve::{
+    COLUMN_STAGE_K, DATASOURCE_K, DatasourceCandidate, DatasourceMetadata, FALLBACK_WARNING,
+    PLANNING_STAGE_K, SCHEMA_CONTEXT_MAX_COLUMNS, SCHEMA_CONTEXT_MAX_TABLES, SchemaContext,
+    SchemaRequest, SchemaRetriever, TABLE_STAGE_K, retrieve_datasources,
+};
+pub use store::{
+    DEFAULT_MAX_VERSIONS, Registration, SCHEMA_VERSION_LEN, SchemaStore, schema_version_of,
+};
+pub use text::{stem, tokenize};

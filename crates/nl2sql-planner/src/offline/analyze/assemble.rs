@@ -1,0 +1,444 @@
+//! The second half of question analysis: turning the bound cues (measures, groups,
+//! rankings, count conditions) into outputs, the FROM table, date filters and the order.
+
+use std::collections::BTreeSet;
+
+use super::{
+    Agg, Builder, CmpOp, Filter, Having, Lit, Measure, Output, RankKey, Target, Test, Unlinked,
+};
+
+impl Builder<'_> {
+    pub(super) fn assemble(
+        &mut self,
+        rank: Option<(RankKey, bool, Option<i64>)>,
+        count_havings: Vec<(usize, CmpOp, f64)>,
+    ) -> Result<(), Unlinked> {
+        let entity = self.entity();
+        if let Some(k) = entity {
+            self.consumed[k] = true;
+        }
+        let entity_col = entity.and_then(|k| match self.mentions[k].target {
+            Target::Table(t) => self.index.label_column(t),
+            Target::Column(c) => Some(c),
+            Target::Value { .. } => None,
+        });
+        let entity_table = entity.map(|k| self.table_of(&self.mentions[k]));
+        // Count conditions: `factories with more than 2 machines`.
+        for (t, op, v) in count_havings {
+            let m = self.push_measure(Measure {
+                agg: Agg::Count,
+                column: None,
+                table: t,
+            });
+            self.a.having.push(Having {
+                measure: m,
+                op,
+                value: v,
+            });
+            if let Some(c) = entity_col
+                && !self.a.group_by.contains(&c)
+            {
+                self.a.group_by.push(c);
+            }
+        }
+        let mut row_rank: Option<(usize, bool, Option<i64>)> = None;
+        let mut order_measure: Option<(usize, bool)> = None;
+        let rank = rank.map(|(key, desc, n)| {
+            let counted = entity.and_then(|k| self.count_before(k));
+            match (counted, self.cues.top) {
+                (Some(c), None) => (key, desc, Some(c)),
+                _ => (key, desc, n),
+            }
+        });
+        let explicit_groups = !self.a.group_by.is_empty();
+        if let Some((key, desc, n)) = rank {
+            match key {
+                RankKey::Column(c) => {
+                    let col_table = self.index.columns[c].table;
+                    let grouped = !self.a.group_by.is_empty();
+                    match entity_col {
+                        None if !grouped && n.is_none_or(|n| n == 1) && self.cues.top.is_none() => {
+                            let agg = if desc { Agg::Max } else { Agg::Min };
+                            self.push_measure(Measure {
+                                agg,
+                                column: Some(c),
+                                table: col_table,
+                            });
+                        }
+                        Some(e) if !grouped && self.index.columns[e].table == col_table => {
+                            row_rank = Some((c, desc, n));
+                        }
+                        None if !grouped => row_rank = Some((c, desc, n)),
+                        _ if explicit_groups && self.cues.top.is_none() => {
+                            // "the longest downtime for each type": MAX per group.
+                            let agg = if desc { Agg::Max } else { Agg::Min };
+                            self.push_measure(Measure {
+                                agg,
+                                column: Some(c),
+                                table: col_table,
+                            });
+                        }
+                        _ => {
+                            let existing = self.a.measures.iter().position(|m| m.column == Some(c));
+                            let m = existing.unwrap_or_else(|| {
+                                self.push_measure(Measure {
+                                    agg: Agg::Sum,
+                                    column: Some(c),
+                                    table: col_table,
+                                })
+                            });
+                            if let Some(e) = entity_col
+                                && !self.a.group_by.contains(&e)
+                            {
+                                self.a.group_by.push(e);
+                            }
+                            order_measure = Some((m, desc));
+                            self.a.limit = n;
+                        }
+                    }
+                }
+                RankKey::Count(t) => {
+                    let m = self.push_measure(Measure {
+                        agg: Agg::Count,
+                        column: None,
+                        table: t,
+                    });
+                    match entity_col {
+                        Some(e) if entity_table != Some(t) => {
+                            if !self.a.group_by.contains(&e) {
+                                self.a.group_by.push(e);
+                            }
+                            order_measure = Some((m, desc));
+                            self.a.limit = n;
+                        }
+                        _ => {
+                            // "the most recent production run": rows of t by time.
+                            self.a.measures.pop();
+                            let by = self.index.time_column(t);
+                            match by {
+                                Some(c) => row_rank = Some((c, desc, n)),
+                                None => self.a.limit = n,
+                            }
+                            if entity.is_none() {
+                                self.a
+                                    .outputs
+                                    .extend(self.index.label_column(t).map(Output::Column));
+                            }
+                        }
+                    }
+                }
+                RankKey::Measure(m) => {
+                    if let Some(e) = entity_col
+                        && !self.a.group_by.contains(&e)
+                        && self.a.measures[m].column != Some(e)
+                    {
+                        self.a.group_by.push(e);
+                    }
+                    order_measure = Some((m, desc));
+                    self.a.limit = n;
+                }
+                RankKey::Time => match entity_table.and_then(|t| self.index.time_column(t)) {
+                    Some(c) => row_rank = Some((c, desc, n)),
+                    None => {
+                        self.a.limit = n;
+                        self.a
+                            .notes
+                            .push("a ranking names no date to rank by".into());
+                    }
+                },
+                RankKey::Nothing => {
+                    self.a.limit = n;
+                    self.a
+                        .notes
+                        .push("a ranking names no measure; rows are limited only".into());
+                }
+            }
+        }
+        // "List each machine with its factory": grouping words in a listing without any
+        // aggregation only name what to list.
+        let mut listed_groups: Vec<usize> = Vec::new();
+        let numeric_left = self.mentions.iter().enumerate().any(|(k, m)| {
+            !self.consumed[k]
+                && matches!(m.target, Target::Column(c) if self.index.columns[c].is_measure())
+        });
+        if self.cues.listing
+            && self.a.measures.is_empty()
+            && self.cues.aggs.is_empty()
+            && !numeric_left
+            && self.a.having.is_empty()
+        {
+            listed_groups = std::mem::take(&mut self.a.group_by);
+        }
+        // Grouping without an aggregation: sum a mentioned number, else count rows.
+        if !self.a.group_by.is_empty() && self.a.measures.is_empty() {
+            let numeric = self.mentions.iter().enumerate().find(|(k, m)| {
+                !self.consumed[*k]
+                    && matches!(m.target, Target::Column(c) if self.index.columns[c].is_measure())
+            });
+            let measure = match numeric {
+                Some((k, m)) => {
+                    self.consumed[k] = true;
+                    let c = m.column().unwrap_or_default();
+                    Measure {
+                        agg: Agg::Sum,
+                        column: Some(c),
+                        table: self.index.columns[c].table,
+                    }
+                }
+                None => {
+                    let group_tables: BTreeSet<usize> = self
+                        .a
+                        .group_by
+                        .iter()
+                        .map(|c| self.index.columns[*c].table)
+                        .collect();
+                    let counted = entity_table
+                        .filter(|t| {
+                            !group_tables.contains(t)
+                                || entity_col.is_some_and(|e| !self.a.group_by.contains(&e))
+                        })
+                        .or_else(|| {
+                            self.mentions.iter().enumerate().find_map(|(k, m)| {
+                                (!self.consumed[k] && matches!(m.target, Target::Table(_)))
+                                    .then(|| self.table_of(m))
+                            })
+                        })
+                        .unwrap_or_else(|| self.index.columns[self.a.group_by[0]].table);
+                    Measure {
+                        agg: Agg::Count,
+                        column: None,
+                        table: counted,
+                    }
+                }
+            };
+            self.push_measure(measure);
+        }
+        // Outputs.
+        if self.a.measures.is_empty() {
+            let mut cols: Vec<usize> = Vec::new();
+            if let Some(e) = entity_col {
+                cols.push(e);
+            }
+            for c in listed_groups {
+                if !cols.contains(&c) {
+                    cols.push(c);
+                }
+            }
+            for (k, m) in self.mentions.iter().enumerate() {
+                if self.consumed[k] {
+                    continue;
+                }
+                if let Target::Column(c) = m.target
+                    && !cols.contains(&c)
+                    && entity_table.is_none_or(|t| {
+                        crate::offline::joins::distance(self.index, t, self.index.columns[c].table)
+                            .is_some()
+                    })
+                {
+                    cols.push(c);
+                }
+            }
+            if let Some((c, _, _)) = row_rank
+                && !cols.contains(&c)
+            {
+                cols.push(c);
+            }
+            if cols.is_empty() {
+                // Only filters: list the label of the filtered table.
+                let t = self
+                    .a
+                    .filters
+                    .first()
+                    .map(|f| self.index.columns[f.column].table)
+                    .or_else(|| self.mentions.first().map(|m| self.table_of(m)));
+                if let Some(c) = t.and_then(|t| self.index.label_column(t)) {
+                    cols.push(c);
+                }
+            }
+            self.a
+                .outputs
+                .retain(|o| matches!(o, Output::Column(c) if !cols.contains(c)));
+            self.a.outputs.extend(cols.into_iter().map(Output::Column));
+            let base = entity_table
+                .or_else(|| match self.a.outputs.first() {
+                    Some(Output::Column(c)) => Some(self.index.columns[*c].table),
+                    _ => None,
+                })
+                .unwrap_or(0);
+            self.a.base = base;
+            self.a.distinct = self.cues.distinct
+                || (entity.is_some_and(|k| {
+                    matches!(self.mentions[k].target, Target::Column(c) if !self.index.columns[c].is_key)
+                })
+                    && self.a.outputs.len() == 1
+                    && row_rank.is_none());
+            if let Some((c, desc, n)) = row_rank {
+                let pos = self
+                    .a
+                    .outputs
+                    .iter()
+                    .position(|o| *o == Output::Column(c))
+                    .unwrap_or(0);
+                self.a.order.push((Output::Column(c), desc));
+                let _ = pos;
+                self.a.limit = n;
+                self.a.distinct = false;
+            }
+        } else {
+            for &c in &self.a.group_by {
+                self.a.outputs.push(Output::Column(c));
+            }
+            for m in 0..self.a.measures.len() {
+                self.a.outputs.push(Output::Measure(m));
+            }
+            self.a.base = self.a.measures[0].table;
+            if let Some((m, desc)) = order_measure {
+                self.a.order.push((Output::Measure(m), desc));
+            }
+        }
+        let _ = self.role_unlinked.len();
+        Ok(())
+    }
+
+    /// Date ranges filter the nearest date column, else the FROM table's first date
+    /// column, else the first date column among the other tables in use.
+    pub(super) fn dates(&mut self) {
+        for cue in &self.cues.dates {
+            let in_use = self.tables_in_use();
+            let mentioned = self
+                .mentions
+                .iter()
+                .filter(|m| m.end <= cue.start && cue.start - m.end <= 3)
+                .max_by_key(|m| m.end)
+                .and_then(|m| match m.target {
+                    Target::Column(c) if self.index.columns[c].is_temporal() => Some(c),
+                    Target::Column(c) if in_use.contains(&self.index.columns[c].table) => {
+                        self.index.time_column(self.index.columns[c].table)
+                    }
+                    Target::Table(t) => self.index.time_column(t),
+                    _ => None,
+                });
+            let column = mentioned
+                .or_else(|| self.index.time_column(self.a.base))
+                .or_else(|| in_use.iter().find_map(|t| self.index.time_column(*t)));
+            let Some(c) = column else {
+                self.a
+                    .notes
+                    .push("a date phrase names no date column; ignored".into());
+                continue;
+            };
+            if let Some(lo) = &cue.lo {
+                self.a.filters.push(Filter {
+                    column: c,
+                    test: Test::Cmp(CmpOp::GtEq, Lit::Date(lo.clone())),
+                    negated: false,
+                });
+            }
+            if let Some(hi) = &cue.hi {
+                self.a.filters.push(Filter {
+                    column: c,
+                    test: Test::Cmp(CmpOp::Lt, Lit::Date(hi.clone())),
+                    negated: false,
+                });
+            }
+        }
+    }
+
+    /// Tables the analysis uses so far, FROM table first.
+    pub(crate) fn tables_in_use(&self) -> Vec<usize> {
+        let mut out = vec![self.a.base];
+        let mut add = |t: usize| {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        };
+        for o in &self.a.outputs {
+            if let Output::Column(c) = o {
+                add(self.index.columns[*c].table);
+            }
+        }
+        for m in &self.a.measures {
+            add(m.table);
+        }
+        for f in &self.a.filters {
+            add(self.index.columns[f.column].table);
+        }
+        out
+    }
+
+    /// `sorted by X`, direction words and a default order for grouped results.
+    pub(super) fn ordering(&mut self) {
+        if let Some(key) = self.cues.order_key {
+            let desc = self.cues.order_desc.unwrap_or(false);
+            let target = self
+                .mentions
+                .iter()
+                .find(|m| m.start >= key && m.start <= key + 2);
+            let agg_at = self
+                .cues
+                .aggs
+                .iter()
+                .position(|a| a.start >= key && a.start <= key + 1);
+            let out = match (agg_at, target) {
+                (Some(_), _) if !self.a.measures.is_empty() => Some(Output::Measure(0)),
+                (_, Some(m)) => match m.target {
+                    Target::Column(c) => {
+                        let as_measure = self
+                            .a
+                            .measures
+                            .iter()
+                            .position(|x| x.column == Some(c))
+                            .map(Output::Measure);
+                        as_measure.or_else(|| {
+                            if self.a.measures.is_empty() || self.a.group_by.contains(&c) {
+                                if !self.a.outputs.contains(&Output::Column(c))
+                                    && self.a.measures.is_empty()
+                                {
+                                    self.a.outputs.push(Output::Column(c));
+                                }
+                                Some(Output::Column(c))
+                            } else {
+                                None
+                            }
+                        })
+                    }
+                    Target::Table(t) => self
+                        .a
+                        .measures
+                        .iter()
+                        .position(|x| x.table == t && x.column.is_none())
+                        .map(Output::Measure),
+                    Target::Value { .. } => None,
+                },
+                _ => None,
+            };
+            if let Some(o) = out {
+                self.a.order.retain(|(x, _)| *x != o);
+                self.a.order.insert(0, (o, desc));
+            }
+        } else if let Some(desc) = self.cues.order_desc {
+            if let Some(first) = self.a.order.first_mut() {
+                first.1 = desc;
+            } else if let Some(o) = self
+                .a
+                .outputs
+                .iter()
+                .find(|o| matches!(o, Output::Measure(_)))
+                .or(self.a.outputs.first())
+            {
+                self.a.order.push((*o, desc));
+            }
+        }
+        if self.a.order.is_empty() && !self.a.group_by.is_empty() {
+            for &c in &self.a.group_by {
+                self.a.order.push((Output::Column(c), false));
+            }
+        }
+        if self.a.distinct
+            && self.a.order.is_empty()
+            && let Some(o) = self.a.outputs.first()
+        {
+            self.a.order.push((*o, false));
+        }
+    }
+}

@@ -1,0 +1,775 @@
+//! Question analysis: combines the intent cues with the schema links into an [`Analysis`]
+//! (what to select, aggregate, group, filter, order and limit, over which tables). The
+//! analysis is the common ground of decomposition (semantic sub-queries) and planning
+//! (`PlanModel`s). Words in a role position (the target of a count, a grouping, a ranking)
+//! that link to nothing make the analysis fail instead of guessing.
+
+use serde_json::Value;
+
+use super::intent::{Agg, CmpOp, Cues, Day, cues};
+use super::link::{Mention, SchemaIndex, Target, link};
+
+mod assemble;
+use super::text::{Token, TokenKind, is_function_word, is_stop_word, tokenize};
+
+/// A measure: an aggregation of a column, or a row count of a table.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Measure {
+    /// The aggregation.
+    pub(crate) agg: Agg,
+    /// The column; `None` counts rows (`COUNT(*)`).
+    pub(crate) column: Option<usize>,
+    /// The table whose rows are aggregated.
+    pub(crate) table: usize,
+}
+
+/// An output column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Output {
+    /// A column value.
+    Column(usize),
+    /// A measure, by index.
+    Measure(usize),
+}
+
+/// A literal of a filter.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Lit {
+    /// A number from the question.
+    Number(f64),
+    /// A date `YYYY-MM-DD`.
+    Date(String),
+}
+
+/// What a filter tests.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Test {
+    /// A comparison.
+    Cmp(CmpOp, Lit),
+    /// Membership in known values.
+    In(Vec<Value>),
+    /// The word occurs inside the value (`LIKE '%word%'`).
+    Contains(String),
+}
+
+/// A row filter.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Filter {
+    /// The column tested.
+    pub(crate) column: usize,
+    /// The test.
+    pub(crate) test: Test,
+    /// Negated (`not`, `except`).
+    pub(crate) negated: bool,
+}
+
+/// A condition on a measure (HAVING).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Having {
+    /// The measure, by index.
+    pub(crate) measure: usize,
+    /// The comparison.
+    pub(crate) op: CmpOp,
+    /// The bound.
+    pub(crate) value: f64,
+}
+
+/// The meaning of a question over one schema.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct Analysis {
+    /// The FROM table.
+    pub(crate) base: usize,
+    /// Output columns in order.
+    pub(crate) outputs: Vec<Output>,
+    /// Measures.
+    pub(crate) measures: Vec<Measure>,
+    /// Grouping columns.
+    pub(crate) group_by: Vec<usize>,
+    /// Row filters.
+    pub(crate) filters: Vec<Filter>,
+    /// Group filters.
+    pub(crate) having: Vec<Having>,
+    /// Sort keys: an output and descending?
+    pub(crate) order: Vec<(Output, bool)>,
+    /// Row limit.
+    pub(crate) limit: Option<i64>,
+    /// `SELECT DISTINCT`.
+    pub(crate) distinct: bool,
+    /// Content words that linked to nothing (reported, not used).
+    pub(crate) unlinked: Vec<String>,
+    /// How the question was read, for the plan's `reasoning`.
+    pub(crate) notes: Vec<String>,
+    /// Sum of the link scores (to rank datasources).
+    pub(crate) score: u32,
+}
+
+/// Why a question could not be analysed: the words that link to nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Unlinked {
+    /// The words, in question order.
+    pub(crate) words: Vec<String>,
+    /// A short reason.
+    pub(crate) reason: String,
+}
+
+/// A ranking request: by what, which way, how many.
+#[derive(Debug, Clone, PartialEq)]
+enum RankKey {
+    Column(usize),
+    Count(usize),
+    Measure(usize),
+    /// The entity's own date column (`oldest`, `most recently`).
+    Time,
+    Nothing,
+}
+
+/// Analyses `question` over `index`. `ignore` holds lower-case words to skip (datasource
+/// names).
+pub(crate) fn analyze(
+    question: &str,
+    index: &SchemaIndex,
+    today: Day,
+    ignore: &[String],
+) -> Result<Analysis, Unlinked> {
+    let tokens = tokenize(question);
+    let mut cues = cues(&tokens, today);
+    for (i, t) in tokens.iter().enumerate() {
+        if t.kind == TokenKind::Word && ignore.contains(&t.lower) {
+            cues.used[i] = true;
+        }
+    }
+    let mentions = link(question, &tokens, &cues.used, index);
+    Builder {
+        tokens: &tokens,
+        cues: &cues,
+        index,
+        consumed: vec![false; mentions.len()],
+        mentions: &mentions,
+        a: Analysis::default(),
+        role_unlinked: Vec::new(),
+        unsupported: Vec::new(),
+    }
+    .run()
+}
+
+struct Builder<'a> {
+    tokens: &'a [Token],
+    cues: &'a Cues,
+    index: &'a SchemaIndex,
+    mentions: &'a [Mention],
+    consumed: Vec<bool>,
+    a: Analysis,
+    role_unlinked: Vec<String>,
+    /// Readings the plan model cannot express (counting distinct values).
+    unsupported: Vec<String>,
+}
+
+impl Builder<'_> {
+    fn run(mut self) -> Result<Analysis, Unlinked> {
+        let unlinked = self.unlinked_words();
+        if self.mentions.is_empty() {
+            return Err(Unlinked {
+                words: if unlinked.is_empty() {
+                    content_words(self.tokens)
+                } else {
+                    unlinked
+                },
+                reason: "no word of the question names a table, column or known value".into(),
+            });
+        }
+        self.a.score = self.mentions.iter().map(|m| m.score).sum();
+        if let Some(first) = self.first_content_word()
+            && unlinked.contains(&first)
+        {
+            return Err(Unlinked {
+                words: unlinked,
+                reason: "the subject of the question is not in the schema".into(),
+            });
+        }
+        self.value_filters();
+        let count_havings = self.comparisons();
+        let agg_measures = self.aggregations();
+        let rank_by_group = self.groups(&agg_measures);
+        let mut rank = None;
+        self.superlatives(&agg_measures, &mut rank);
+        if rank.is_none()
+            && let Some((n, desc, _)) = self.cues.top
+        {
+            let key = match rank_by_group {
+                Some(k) => k,
+                None => match agg_measures.first() {
+                    Some(m) => RankKey::Measure(*m),
+                    None => RankKey::Nothing,
+                },
+            };
+            rank = Some((key, desc.unwrap_or(true), Some(n)));
+        } else if let Some((_, _, n)) = rank.as_mut()
+            && let Some((top_n, _, _)) = self.cues.top
+        {
+            *n = Some(top_n);
+        }
+        if let Some(reason) = self.unsupported.first() {
+            return Err(Unlinked {
+                words: Vec::new(),
+                reason: reason.clone(),
+            });
+        }
+        if !self.role_unlinked.is_empty() {
+            let mut words = self.role_unlinked.clone();
+            words.extend(
+                unlinked
+                    .iter()
+                    .filter(|w| !self.role_unlinked.contains(w))
+                    .cloned(),
+            );
+            return Err(Unlinked {
+                words,
+                reason: "the question asks about something the schema does not hold".into(),
+            });
+        }
+        self.assemble(rank, count_havings)?;
+        self.dates();
+        self.ordering();
+        self.a.unlinked = unlinked;
+        if !self.a.unlinked.is_empty() {
+            self.a
+                .notes
+                .push(format!("ignored words: {}", self.a.unlinked.join(", ")));
+        }
+        Ok(self.a)
+    }
+
+    fn table_of(&self, m: &Mention) -> usize {
+        match &m.target {
+            Target::Table(t) => *t,
+            Target::Column(c) | Target::Value { column: c, .. } => self.index.columns[*c].table,
+        }
+    }
+
+    /// Content words no mention or cue covers.
+    fn unlinked_words(&self) -> Vec<String> {
+        let covered = self.covered();
+        self.tokens
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| {
+                t.kind == TokenKind::Word
+                    && !covered[*i]
+                    && !self.cues.used[*i]
+                    && !is_function_word(&t.lower)
+                    && !is_stop_word(&t.lower)
+                    && t.lower.chars().any(char::is_alphabetic)
+            })
+            .map(|(_, t)| t.raw.clone())
+            .collect()
+    }
+
+    fn covered(&self) -> Vec<bool> {
+        let mut covered = vec![false; self.tokens.len()];
+        for m in self.mentions {
+            covered[m.start..m.end].iter_mut().for_each(|c| *c = true);
+        }
+        covered
+    }
+
+    /// The first content word of the question, if no mention or cue covers it.
+    fn first_content_word(&self) -> Option<String> {
+        let covered = self.covered();
+        let i = self.tokens.iter().enumerate().position(|(i, t)| {
+            covered[i]
+                || (t.kind == TokenKind::Word
+                    && !self.cues.used[i]
+                    && !is_function_word(&t.lower)
+                    && !is_stop_word(&t.lower))
+        })?;
+        (!covered[i]).then(|| self.tokens[i].raw.clone())
+    }
+
+    /// The first content word at or after `from` (within `window` tokens) when it is
+    /// unlinked: the question names something in a role position that the schema lacks.
+    fn unlinked_at(&self, from: usize, window: usize) -> Option<String> {
+        let covered = self.covered();
+        for (i, t) in self.tokens.iter().enumerate().skip(from).take(window) {
+            if covered[i] {
+                return None;
+            }
+            if self.cues.used[i] || t.kind != TokenKind::Word || is_function_word(&t.lower) {
+                continue;
+            }
+            if is_stop_word(&t.lower) {
+                continue;
+            }
+            return Some(t.raw.clone());
+        }
+        None
+    }
+
+    /// The first unconsumed mention starting in `[from, from + window]` that is a table or
+    /// a column.
+    fn mention_after(&self, from: usize, window: usize) -> Option<usize> {
+        self.mentions.iter().enumerate().find_map(|(k, m)| {
+            (!self.consumed[k]
+                && m.start >= from
+                && m.start <= from + window
+                && !matches!(m.target, Target::Value { .. })
+                && self.only_filler(from, m.start))
+            .then_some(k)
+        })
+    }
+
+    /// True when tokens `[from, to)` are grammar words or cue words (but no grouping or
+    /// comparison cue, which starts a new clause).
+    fn only_filler(&self, from: usize, to: usize) -> bool {
+        (from..to).all(|i| {
+            let t = &self.tokens[i];
+            let in_value = self
+                .mentions
+                .iter()
+                .any(|m| matches!(m.target, Target::Value { .. }) && m.start <= i && i < m.end);
+            !self.cues.barriers[i]
+                && (in_value
+                    || self.cues.used[i]
+                    || is_function_word(&t.lower)
+                    || is_stop_word(&t.lower))
+        })
+    }
+
+    fn value_filters(&mut self) {
+        for (k, m) in self.mentions.iter().enumerate() {
+            let Target::Value {
+                column,
+                values,
+                exact,
+                word,
+            } = &m.target
+            else {
+                continue;
+            };
+            self.consumed[k] = true;
+            let negated = self
+                .cues
+                .negations
+                .iter()
+                .any(|n| *n < m.start && m.start - n <= 2);
+            let test = if *exact || values.len() == 1 {
+                Test::In(values.clone())
+            } else {
+                Test::Contains(word.clone())
+            };
+            // Merge `A or B` on the same column into one IN list.
+            if let Some(f) = self
+                .a
+                .filters
+                .iter_mut()
+                .find(|f| f.column == *column && f.negated == negated)
+                && let (Test::In(old), Test::In(new)) = (&mut f.test, &test)
+            {
+                for v in new {
+                    if !old.contains(v) {
+                        old.push(v.clone());
+                    }
+                }
+                continue;
+            }
+            self.a.filters.push(Filter {
+                column: *column,
+                test,
+                negated,
+            });
+        }
+        // `run 4`, `machine #2`: a table followed by a whole number names a row by key.
+        for (k, m) in self.mentions.iter().enumerate() {
+            let Target::Table(t) = m.target else { continue };
+            let Some(next) = self.tokens.get(m.end) else {
+                continue;
+            };
+            let Some(n) = next
+                .number()
+                .filter(|n| n.fract() == 0.0 && next.raw.len() < 7)
+            else {
+                continue;
+            };
+            if self.cues.used[m.end] {
+                continue;
+            }
+            let Some(pk) = self.index.tables[t]
+                .columns
+                .iter()
+                .copied()
+                .find(|c| self.index.columns[*c].is_pk)
+            else {
+                continue;
+            };
+            self.consumed[k] = true;
+            self.a.filters.push(Filter {
+                column: pk,
+                test: Test::Cmp(CmpOp::Eq, Lit::Number(n)),
+                negated: false,
+            });
+        }
+        // A column or table word right next to a value names the value's column
+        // ("the Night shift", "category Widgets"): it is part of the filter.
+        for (k, m) in self.mentions.iter().enumerate() {
+            if self.consumed[k] {
+                continue;
+            }
+            let adjacent = self.mentions.iter().any(|v| {
+                matches!(v.target, Target::Value { .. })
+                    && (v.end == m.start || m.end == v.start)
+                    && match &m.target {
+                        Target::Column(c) => Some(*c) == v.column(),
+                        Target::Table(t) => {
+                            let col = v.column().map(|c| &self.index.columns[c]);
+                            col.is_some_and(|col| col.stems == self.index.tables[*t].stems)
+                                || (col.map(|c| c.table) == Some(*t)
+                                    && v.end == m.start
+                                    && !self.is_entity_position(m))
+                        }
+                        Target::Value { .. } => false,
+                    }
+            });
+            if adjacent {
+                self.consumed[k] = true;
+            }
+        }
+    }
+
+    /// True when a table mention is what the question is about (right after `which`,
+    /// `how many`, `top N`, a superlative…).
+    fn is_entity_position(&self, m: &Mention) -> bool {
+        m.start == 0
+            || self
+                .cues
+                .aggs
+                .iter()
+                .any(|a| a.end <= m.start && self.only_filler(a.end, m.start))
+            || self.tokens[..m.start]
+                .iter()
+                .enumerate()
+                .rev()
+                .take_while(|(i, t)| self.cues.used[*i] || is_function_word(&t.lower))
+                .any(|(_, t)| t.is_any(&["which", "what", "list", "show"]))
+    }
+
+    /// Numeric comparisons become filters on the nearest numeric column; a comparison
+    /// followed by a table (`more than 2 machines`) becomes a count condition.
+    fn comparisons(&mut self) -> Vec<(usize, CmpOp, f64)> {
+        let mut count_havings = Vec::new();
+        for cue in &self.cues.comparisons {
+            let numeric = |m: &Mention| match m.target {
+                Target::Column(c) => self.index.columns[c].class == super::link::TypeClass::Numeric,
+                _ => false,
+            };
+            let before = self
+                .mentions
+                .iter()
+                .enumerate()
+                .filter(|(k, m)| {
+                    !self.consumed[*k] && numeric(m) && m.end <= cue.start && cue.start - m.end <= 3
+                })
+                .max_by_key(|(_, m)| m.end)
+                .map(|(k, _)| k);
+            let after = self
+                .mentions
+                .iter()
+                .enumerate()
+                .find(|(k, m)| !self.consumed[*k] && m.start >= cue.end && m.start - cue.end <= 2)
+                .map(|(k, _)| k);
+            let chosen = match (after, before) {
+                (Some(k), _) if numeric(&self.mentions[k]) => Some(k),
+                (Some(k), _) if matches!(self.mentions[k].target, Target::Table(_)) => {
+                    self.consumed[k] = true;
+                    let t = self.table_of(&self.mentions[k]);
+                    for (op, v) in &cue.bounds {
+                        count_havings.push((t, *op, *v));
+                    }
+                    continue;
+                }
+                (_, Some(k)) => Some(k),
+                _ => None,
+            };
+            match chosen {
+                Some(k) => {
+                    self.consumed[k] = true;
+                    let Some(c) = self.mentions[k].column() else {
+                        continue;
+                    };
+                    for (op, v) in &cue.bounds {
+                        self.a.filters.push(Filter {
+                            column: c,
+                            test: Test::Cmp(*op, Lit::Number(*v)),
+                            negated: false,
+                        });
+                    }
+                }
+                None => {
+                    if let Some(w) = self.unlinked_at(cue.end, 2) {
+                        self.role_unlinked.push(w);
+                    } else {
+                        self.a
+                            .notes
+                            .push("a numeric comparison names no column; ignored".into());
+                    }
+                }
+            }
+        }
+        count_havings
+    }
+
+    /// Aggregation words bind to the next column or table.
+    fn aggregations(&mut self) -> Vec<usize> {
+        let mut out = Vec::new();
+        for cue in &self.cues.aggs {
+            let Some(k) = self.mention_after(cue.end, 5) else {
+                if let Some(w) = self.unlinked_at(cue.end, 3) {
+                    self.role_unlinked.push(w);
+                }
+                continue;
+            };
+            let m = &self.mentions[k];
+            let measure = match (&m.target, cue.agg) {
+                (Target::Table(t), Agg::Count) => Some(Measure {
+                    agg: Agg::Count,
+                    column: None,
+                    table: *t,
+                }),
+                (Target::Table(t), agg) => match self.index.quantity_column(*t) {
+                    Some(q) => Some(Measure {
+                        agg,
+                        column: Some(q),
+                        table: *t,
+                    }),
+                    None if agg == Agg::Sum => Some(Measure {
+                        agg: Agg::Count,
+                        column: None,
+                        table: *t,
+                    }),
+                    None => self
+                        .index
+                        .time_column(*t)
+                        .filter(|_| matches!(agg, Agg::Min | Agg::Max))
+                        .map(|c| Measure {
+                            agg,
+                            column: Some(c),
+                            table: *t,
+                        }),
+                },
+                (Target::Column(c), Agg::Count)
+                    if self.cues.distinct && !self.index.columns[*c].is_measure() =>
+                {
+                    self.unsupported.push(format!(
+                        "counting the distinct values of {} is not expressible in a plan",
+                        self.index.columns[*c].name
+                    ));
+                    None
+                }
+                (Target::Column(c), Agg::Count) => {
+                    let col = &self.index.columns[*c];
+                    // "how many minutes of downtime", "how many units produced": a count of a
+                    // measure's unit is its sum.
+                    if col.is_measure() {
+                        Some(Measure {
+                            agg: Agg::Sum,
+                            column: Some(*c),
+                            table: col.table,
+                        })
+                    } else {
+                        Some(Measure {
+                            agg: Agg::Count,
+                            column: None,
+                            table: col.table,
+                        })
+                    }
+                }
+                (Target::Column(c), agg) => {
+                    let col = &self.index.columns[*c];
+                    let ok = col.is_measure()
+                        || (matches!(agg, Agg::Min | Agg::Max)
+                            && col.class != super::link::TypeClass::Boolean);
+                    ok.then_some(Measure {
+                        agg,
+                        column: Some(*c),
+                        table: col.table,
+                    })
+                }
+                (Target::Value { .. }, _) => None,
+            };
+            if let Some(measure) = measure {
+                self.consumed[k] = true;
+                out.push(self.push_measure(measure));
+            }
+        }
+        out
+    }
+
+    fn push_measure(&mut self, m: Measure) -> usize {
+        match self.a.measures.iter().position(|x| *x == m) {
+            Some(i) => i,
+            None => {
+                self.a.measures.push(m);
+                self.a.measures.len() - 1
+            }
+        }
+    }
+
+    /// Grouping markers bind to the next column or table (its label column). A numeric
+    /// column or an aggregation after `by` is a ranking key instead.
+    fn groups(&mut self, agg_measures: &[usize]) -> Option<RankKey> {
+        let mut rank_key = None;
+        for &g in &self.cues.groups {
+            if let Some(pos) = self.cues.aggs.iter().position(|a| a.start == g)
+                && let Some(m) = agg_measures
+                    .get(pos)
+                    .copied()
+                    .or(agg_measures.first().copied())
+            {
+                rank_key = Some(RankKey::Measure(m));
+                continue;
+            }
+            let Some(k) = self.mention_after(g, 2) else {
+                if let Some(w) = self.unlinked_at(g, 2) {
+                    self.role_unlinked.push(w);
+                }
+                continue;
+            };
+            self.consumed[k] = true;
+            let mut targets = vec![k];
+            // `by factory and shift`.
+            let mut last = self.mentions[k].end;
+            while self.tokens.get(last).is_some_and(|t| t.is("and")) {
+                match self.mention_after(last + 1, 1) {
+                    Some(k2) => {
+                        self.consumed[k2] = true;
+                        targets.push(k2);
+                        last = self.mentions[k2].end;
+                    }
+                    None => break,
+                }
+            }
+            for k in targets {
+                match self.mentions[k].target {
+                    Target::Column(c) if self.index.columns[c].is_measure() => {
+                        rank_key = Some(RankKey::Column(c));
+                    }
+                    Target::Column(c) => {
+                        if !self.a.group_by.contains(&c) {
+                            self.a.group_by.push(c);
+                        }
+                    }
+                    Target::Table(t) => {
+                        if let Some(c) = self.index.label_column(t)
+                            && !self.a.group_by.contains(&c)
+                        {
+                            self.a.group_by.push(c);
+                        }
+                    }
+                    Target::Value { .. } => {}
+                }
+            }
+        }
+        rank_key
+    }
+
+    fn superlatives(
+        &mut self,
+        agg_measures: &[usize],
+        rank: &mut Option<(RankKey, bool, Option<i64>)>,
+    ) {
+        for s in &self.cues.supers {
+            // An aggregation right after ("highest average downtime") is the key.
+            if let Some(pos) = self
+                .cues
+                .aggs
+                .iter()
+                .position(|a| a.start >= s.end && a.start <= s.end + 1)
+                && let Some(m) = agg_measures.get(pos)
+            {
+                *rank = Some((RankKey::Measure(*m), s.desc, Some(1)));
+                continue;
+            }
+            let Some(k) = self.mention_after(s.end, 3) else {
+                if let Some(w) = self.unlinked_at(s.end, 2) {
+                    self.role_unlinked.push(w);
+                    continue;
+                }
+                // "which machine produced the most": a measure right before.
+                let before = self.mentions.iter().enumerate().rev().find(|(k, m)| {
+                    !self.consumed[*k]
+                        && m.end <= s.start
+                        && s.start - m.end <= 2
+                        && matches!(m.target, Target::Column(c) if self.index.columns[c].is_measure())
+                });
+                match before {
+                    Some((k, m)) => {
+                        self.consumed[k] = true;
+                        let c = m.column().unwrap_or_default();
+                        *rank = Some((RankKey::Column(c), s.desc, Some(1)));
+                    }
+                    None => *rank = Some((RankKey::Time, s.desc, Some(1))),
+                }
+                continue;
+            };
+            self.consumed[k] = true;
+            let target = self.mentions[k].target.clone();
+            if s.frequency {
+                // "most common defect type": group by it, count, rank.
+                let (col, table) = match target {
+                    Target::Column(c) => (Some(c), self.index.columns[c].table),
+                    Target::Table(t) => (self.index.label_column(t), t),
+                    Target::Value { .. } => continue,
+                };
+                if let Some(c) = col
+                    && !self.a.group_by.contains(&c)
+                {
+                    self.a.group_by.push(c);
+                }
+                let m = self.push_measure(Measure {
+                    agg: Agg::Count,
+                    column: None,
+                    table,
+                });
+                *rank = Some((RankKey::Measure(m), s.desc, Some(1)));
+                continue;
+            }
+            let key = match target {
+                Target::Column(c) => RankKey::Column(c),
+                Target::Table(t) => RankKey::Count(t),
+                Target::Value { .. } => continue,
+            };
+            *rank = Some((key, s.desc, Some(1)));
+        }
+    }
+
+    /// The entity: what the question lists or ranks (the first unconsumed table, or a text
+    /// column when no table is named).
+    fn entity(&self) -> Option<usize> {
+        self.mentions.iter().enumerate().find_map(|(k, m)| {
+            let ok = !self.consumed[k]
+                && match m.target {
+                    Target::Table(_) => true,
+                    Target::Column(c) => !self.index.columns[c].is_measure(),
+                    Target::Value { .. } => false,
+                };
+            ok.then_some(k)
+        })
+    }
+
+    /// A number written right before mention `k` (`which two factories`).
+    fn count_before(&self, k: usize) -> Option<i64> {
+        let start = self.mentions[k].start;
+        let i = start.checked_sub(1)?;
+        let t = &self.tokens[i];
+        if t.kind == TokenKind::Number && t.raw.len() < 4 {
+            return t.number().map(|n| n as i64);
+        }
+        super::text::number_word(&t.lower).filter(|n| *n > 1)
+    }
+}
+
+fn content_words(tokens: &[Token]) -> Vec<String> {
+    tokens
+        .iter()
+        .filter(|t| t.kind == TokenKind::Word && !is_function_word(&t.lower))
+        .map(|t| t.raw.clone())
+        .collect()
+}

@@ -1,0 +1,651 @@
+//! Intent cues: the analytical phrases of a question (count, total, average, min/max and
+//! superlatives, top-N, grouping markers, numeric comparisons, date phrases relative to a
+//! given `today`, ordering, distinct/list). Each cue records the tokens it consumed so the
+//! linker skips them.
+
+use super::text::{Token, TokenKind, month_number, number_word};
+
+/// The date used for relative phrases when a request has no `today`: fixed, never the wall
+/// clock, so plans are reproducible.
+pub const DEFAULT_TODAY: &str = "2024-12-31";
+
+/// An aggregation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Agg {
+    /// Row count.
+    Count,
+    /// Sum.
+    Sum,
+    /// Mean.
+    Avg,
+    /// Smallest.
+    Min,
+    /// Largest.
+    Max,
+}
+
+/// A comparison operator of a cue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CmpOp {
+    /// `=`.
+    Eq,
+    /// `!=`.
+    NotEq,
+    /// `>`.
+    Gt,
+    /// `>=`.
+    GtEq,
+    /// `<`.
+    Lt,
+    /// `<=`.
+    LtEq,
+}
+
+/// An aggregation word and where its target may start.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AggCue {
+    /// The aggregation.
+    pub(crate) agg: Agg,
+    /// First token of the cue.
+    pub(crate) start: usize,
+    /// First token after the cue.
+    pub(crate) end: usize,
+}
+
+/// A superlative (`highest`, `most`, `fewest`…): a ranking or a MIN/MAX.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SuperCue {
+    /// True for highest/most/latest.
+    pub(crate) desc: bool,
+    /// First token of the cue.
+    pub(crate) start: usize,
+    /// First token after the cue.
+    pub(crate) end: usize,
+    /// `most common`/`most frequent`: rank values by how often they occur.
+    pub(crate) frequency: bool,
+}
+
+/// A numeric comparison (`more than 5`, `between 3 and 7`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CmpCue {
+    /// First token.
+    pub(crate) start: usize,
+    /// One past the last token.
+    pub(crate) end: usize,
+    /// Operator and bound; `between` gives two cues.
+    pub(crate) bounds: Vec<(CmpOp, f64)>,
+}
+
+/// A date range `[lo, hi)` from a date phrase.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DateCue {
+    /// First token.
+    pub(crate) start: usize,
+    /// One past the last token.
+    pub(crate) end: usize,
+    /// Inclusive lower bound (`YYYY-MM-DD`).
+    pub(crate) lo: Option<String>,
+    /// Exclusive upper bound.
+    pub(crate) hi: Option<String>,
+}
+
+/// Every cue of a question.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Cues {
+    /// Tokens consumed by cues.
+    pub(crate) used: Vec<bool>,
+    /// Aggregation words.
+    pub(crate) aggs: Vec<AggCue>,
+    /// Superlatives.
+    pub(crate) supers: Vec<SuperCue>,
+    /// Where grouping targets start (after `per`, `by`, `for each`…).
+    pub(crate) groups: Vec<usize>,
+    /// Numeric comparisons.
+    pub(crate) comparisons: Vec<CmpCue>,
+    /// Date ranges.
+    pub(crate) dates: Vec<DateCue>,
+    /// `top N` / `N most`: the count, the direction (true = descending) and where the
+    /// cue ends.
+    pub(crate) top: Option<(i64, Option<bool>, usize)>,
+    /// `sorted by X`: where the key starts.
+    pub(crate) order_key: Option<usize>,
+    /// Direction words (`descending`, `highest first`…).
+    pub(crate) order_desc: Option<bool>,
+    /// `distinct`, `unique`, `different`.
+    pub(crate) distinct: bool,
+    /// The question starts with `which`/`what`/`who`/`list`/`show`.
+    pub(crate) listing: bool,
+    /// Negation before a value (`not`, `except`, `other than`) at these tokens.
+    pub(crate) negations: Vec<usize>,
+    /// Tokens of grouping and comparison cues: a clause boundary for binding.
+    pub(crate) barriers: Vec<bool>,
+}
+
+/// A calendar date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Day {
+    /// Year.
+    pub(crate) y: i32,
+    /// Month 1..12.
+    pub(crate) m: u32,
+    /// Day 1..31.
+    pub(crate) d: u32,
+}
+
+impl Day {
+    /// Parses `YYYY-MM-DD` (a longer timestamp keeps its date part).
+    pub(crate) fn parse(s: &str) -> Option<Day> {
+        let s = s.get(..10)?;
+        let y = s.get(..4)?.parse().ok()?;
+        let m = s.get(5..7)?.parse().ok()?;
+        let d = s.get(8..10)?.parse().ok()?;
+        ((1..=12).contains(&m) && (1..=31).contains(&d)).then_some(Day { y, m, d })
+    }
+
+    fn days_from_civil(self) -> i64 {
+        let y = i64::from(self.y) - i64::from(self.m <= 2);
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let m = i64::from(self.m);
+        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(self.d) - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        era * 146_097 + doe - 719_468
+    }
+
+    fn from_days(z: i64) -> Day {
+        let z = z + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let d = doy - (153 * mp + 2) / 5 + 1;
+        let m = if mp < 10 { mp + 3 } else { mp - 9 };
+        let y = yoe + era * 400 + i64::from(m <= 2);
+        Day {
+            y: i32::try_from(y).unwrap_or(1970),
+            m: u32::try_from(m).unwrap_or(1),
+            d: u32::try_from(d).unwrap_or(1),
+        }
+    }
+
+    /// This day plus `n` days.
+    pub(crate) fn plus_days(self, n: i64) -> Day {
+        Day::from_days(self.days_from_civil() + n)
+    }
+
+    /// The first day of the month `n` months after this day's month.
+    pub(crate) fn month_start_plus(self, n: i32) -> Day {
+        let idx = self.y * 12 + i32::try_from(self.m).unwrap_or(1) - 1 + n;
+        Day {
+            y: idx.div_euclid(12),
+            m: u32::try_from(idx.rem_euclid(12) + 1).unwrap_or(1),
+            d: 1,
+        }
+    }
+
+    /// `YYYY-MM-DD`.
+    pub(crate) fn iso(self) -> String {
+        format!("{:04}-{:02}-{:02}", self.y, self.m, self.d)
+    }
+}
+
+fn year_of(t: &Token) -> Option<i32> {
+    if t.kind != TokenKind::Number || t.raw.len() != 4 {
+        return None;
+    }
+    let y: i32 = t.raw.parse().ok()?;
+    (1900..=2100).contains(&y).then_some(y)
+}
+
+/// A number written in digits or as a small word.
+pub(crate) fn number_at(tokens: &[Token], i: usize) -> Option<f64> {
+    let t = tokens.get(i)?;
+    t.number().or_else(|| {
+        if t.kind == TokenKind::Word {
+            number_word(&t.lower).map(|n| n as f64)
+        } else {
+            None
+        }
+    })
+}
+
+/// Finds every cue of `tokens`, with `today` for relative dates.
+pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
+    let mut c = Cues {
+        used: vec![false; tokens.len()],
+        barriers: vec![false; tokens.len()],
+        ..Cues::default()
+    };
+    let w = |i: usize| tokens.get(i).map(|t| t.lower.as_str()).unwrap_or("");
+    c.listing = tokens.first().is_some_and(|t| {
+        t.is_any(&[
+            "which", "what", "who", "list", "show", "name", "display", "give", "find",
+        ])
+    });
+    dates(tokens, today, &mut c);
+    let mut i = 0;
+    while i < tokens.len() {
+        if c.used[i] {
+            i += 1;
+            continue;
+        }
+        let t = &tokens[i];
+        let mark =
+            |c: &mut Cues, a: usize, b: usize| c.used[a..b].iter_mut().for_each(|u| *u = true);
+        // Top-N and bottom-N.
+        if t.is_any(&["top", "first", "bottom", "last"])
+            && let Some(n) = number_at(tokens, i + 1)
+        {
+            let desc = match w(i) {
+                "top" => Some(true),
+                "bottom" => Some(false),
+                _ => None,
+            };
+            c.top = Some((n as i64, desc, i + 2));
+            mark(&mut c, i, i + 2);
+            i += 2;
+            continue;
+        }
+        if let Some(n) = number_at(tokens, i)
+            && tokens[i].kind != TokenKind::Date
+            && year_of(t).is_none()
+            && let Some(desc) = superlative_word(w(i + 1))
+            && !is_comparison_at(tokens, i.saturating_sub(2), i)
+        {
+            c.top = Some((n as i64, Some(desc), i + 2));
+            mark(&mut c, i, i + 2);
+            i += 2;
+            continue;
+        }
+        // Comparisons.
+        if let Some((op, len)) = comparison_words(tokens, i) {
+            let at = i + len;
+            if t.is("between")
+                && let (Some(a), true, Some(b)) = (
+                    number_at(tokens, at),
+                    w(at + 1) == "and",
+                    number_at(tokens, at + 2),
+                )
+            {
+                c.comparisons.push(CmpCue {
+                    start: i,
+                    end: at + 3,
+                    bounds: vec![(CmpOp::GtEq, a.min(b)), (CmpOp::LtEq, a.max(b))],
+                });
+                mark(&mut c, i, at + 3);
+                c.barriers[i..at + 3].iter_mut().for_each(|b| *b = true);
+                i = at + 3;
+                continue;
+            }
+            if let Some(n) = number_at(tokens, at)
+                && !t.is("between")
+            {
+                c.comparisons.push(CmpCue {
+                    start: i,
+                    end: at + 1,
+                    bounds: vec![(op, n)],
+                });
+                mark(&mut c, i, at + 1);
+                c.barriers[i..at + 1].iter_mut().for_each(|b| *b = true);
+                i = at + 1;
+                continue;
+            }
+        }
+        // Aggregations.
+        let agg = match (w(i), w(i + 1), w(i + 2)) {
+            ("how", "many", _) => Some((Agg::Count, 2)),
+            ("how", "much", _) => Some((Agg::Sum, 2)),
+            ("total", "number", "of") | ("total", "count", "of") => Some((Agg::Count, 3)),
+            ("number", "of", _) | ("count", "of", _) if !after_noun(tokens, i) => {
+                Some((Agg::Count, 2))
+            }
+            ("count", _, _) | ("counts", _, _) if !after_noun(tokens, i) => Some((Agg::Count, 1)),
+            ("total", "of", _) | ("sum", "of", _) => Some((Agg::Sum, 2)),
+            ("total", _, _) | ("sum", _, _) | ("overall", _, _) | ("combined", _, _)
+                if !after_noun(tokens, i) =>
+            {
+                Some((Agg::Sum, 1))
+            }
+            ("average", "of", _) | ("mean", "of", _) => Some((Agg::Avg, 2)),
+            ("average", _, _) | ("avg", _, _) | ("mean", _, _) => Some((Agg::Avg, 1)),
+            ("minimum", "of", _) | ("min", "of", _) => Some((Agg::Min, 2)),
+            ("maximum", "of", _) | ("max", "of", _) => Some((Agg::Max, 2)),
+            ("minimum", _, _) | ("min", _, _) => Some((Agg::Min, 1)),
+            ("maximum", _, _) | ("max", _, _) => Some((Agg::Max, 1)),
+            _ => None,
+        };
+        if let Some((agg, len)) = agg {
+            c.aggs.push(AggCue {
+                agg,
+                start: i,
+                end: i + len,
+            });
+            mark(&mut c, i, i + len);
+            i += len;
+            continue;
+        }
+        // Superlatives.
+        if let Some(desc) = superlative_word(w(i)) {
+            let (frequency, len) = match w(i + 1) {
+                "common" | "frequent" | "often" | "popular" => (true, 2),
+                "recent" | "recently" => (false, 2),
+                _ => (false, 1),
+            };
+            let desc = if w(i) == "most" && len == 2 && !frequency {
+                true
+            } else {
+                desc
+            };
+            // "first"/"last" alone are ordinal words, not superlatives.
+            c.supers.push(SuperCue {
+                desc,
+                start: i,
+                end: i + len,
+                frequency,
+            });
+            mark(&mut c, i, i + len);
+            i += len;
+            continue;
+        }
+        // Ordering.
+        if t.is_any(&[
+            "sorted", "ordered", "order", "sort", "ranked", "arranged", "listed",
+        ]) && w(i + 1) == "from"
+        {
+            // "ordered from the oldest to the newest date".
+            let mut k = i + 2;
+            if w(k) == "the" {
+                k += 1;
+            }
+            if let Some(desc) = superlative_word(w(k)) {
+                let mut end = k + 1;
+                if w(end) == "to" {
+                    end += 1;
+                    if w(end) == "the" {
+                        end += 1;
+                    }
+                    if superlative_word(w(end)).is_some() {
+                        end += 1;
+                    }
+                }
+                c.order_desc = Some(desc);
+                c.order_key = Some(end);
+                mark(&mut c, i, end);
+                i = end;
+                continue;
+            }
+        }
+        if t.is_any(&[
+            "sorted", "ordered", "order", "sort", "ranked", "rank", "arranged",
+        ]) && w(i + 1) == "by"
+        {
+            c.order_key = Some(i + 2);
+            mark(&mut c, i, i + 2);
+            i += 2;
+            continue;
+        }
+        if let Some(desc) = direction_words(tokens, i) {
+            c.order_desc = Some(desc.0);
+            mark(&mut c, i, i + desc.1);
+            i += desc.1;
+            continue;
+        }
+        // Grouping.
+        let group = match (w(i), w(i + 1)) {
+            ("for", "each") | ("of", "each") | ("for", "every") | ("in", "each") => Some(2),
+            ("grouped", "by") | ("broken", "down") | ("split", "by") | ("breakdown", "by") => {
+                Some(if w(i + 2) == "by" { 3 } else { 2 })
+            }
+            ("per", _) | ("each", _) | ("by", _) => Some(1),
+            _ => None,
+        };
+        if let Some(len) = group {
+            c.groups.push(i + len);
+            mark(&mut c, i, i + len);
+            c.barriers[i..i + len].iter_mut().for_each(|b| *b = true);
+            i += len;
+            continue;
+        }
+        if t.is_any(&["distinct", "unique", "different"]) {
+            c.distinct = true;
+            mark(&mut c, i, i + 1);
+        } else if t.is_any(&["not", "except", "excluding"]) {
+            c.negations.push(i);
+            mark(&mut c, i, i + 1);
+        }
+        i += 1;
+    }
+    c
+}
+
+/// True when the word before `i` is a content word: `scrap count` and `order total` are
+/// names, not aggregations.
+fn after_noun(tokens: &[Token], i: usize) -> bool {
+    i > 0
+        && tokens[i - 1].kind == TokenKind::Word
+        && !super::text::is_function_word(&tokens[i - 1].lower)
+        && !super::text::is_stop_word(&tokens[i - 1].lower)
+}
+
+fn superlative_word(w: &str) -> Option<bool> {
+    match w {
+        "highest" | "largest" | "biggest" | "greatest" | "most" | "latest" | "newest"
+        | "longest" | "best" | "top" | "heaviest" | "costliest" => Some(true),
+        "lowest" | "smallest" | "least" | "fewest" | "earliest" | "oldest" | "shortest"
+        | "worst" | "cheapest" | "lightest" => Some(false),
+        _ => None,
+    }
+}
+
+fn is_comparison_at(tokens: &[Token], from: usize, to: usize) -> bool {
+    (from..to).any(|k| comparison_words(tokens, k).is_some_and(|(_, len)| k + len == to))
+}
+
+/// A comparison phrase at `i`: its operator and length (the number follows).
+fn comparison_words(tokens: &[Token], i: usize) -> Option<(CmpOp, usize)> {
+    let w = |k: usize| tokens.get(i + k).map(|t| t.lower.as_str()).unwrap_or("");
+    let two = (w(0), w(1));
+    let op = match two {
+        ("more" | "greater" | "larger" | "higher" | "bigger" | "longer", "than") => (CmpOp::Gt, 2),
+        ("less" | "fewer" | "smaller" | "lower" | "shorter", "than") => (CmpOp::Lt, 2),
+        ("at", "least") => (CmpOp::GtEq, 2),
+        ("at", "most") | ("up", "to") => (CmpOp::LtEq, 2),
+        ("no", "more") if w(2) == "than" => (CmpOp::LtEq, 3),
+        ("no", "less" | "fewer") if w(2) == "than" => (CmpOp::GtEq, 3),
+        ("equal", "to") => (CmpOp::Eq, 2),
+        ("not", "equal") if w(2) == "to" => (CmpOp::NotEq, 3),
+        ("over" | "above" | "exceeding" | "exceeds" | "exceed", _) => (CmpOp::Gt, 1),
+        ("under" | "below", _) => (CmpOp::Lt, 1),
+        ("exactly" | "equals", _) => (CmpOp::Eq, 1),
+        ("between", _) => (CmpOp::GtEq, 1),
+        (">", _) => (CmpOp::Gt, 1),
+        (">=", _) => (CmpOp::GtEq, 1),
+        ("<", _) => (CmpOp::Lt, 1),
+        ("<=", _) => (CmpOp::LtEq, 1),
+        ("=", _) => (CmpOp::Eq, 1),
+        ("!=" | "<>", _) => (CmpOp::NotEq, 1),
+        _ => return None,
+    };
+    Some(op)
+}
+
+/// `descending`, `highest first`, `alphabetically`…: (descending?, length).
+fn direction_words(tokens: &[Token], i: usize) -> Option<(bool, usize)> {
+    let w = |k: usize| tokens.get(i + k).map(|t| t.lower.as_str()).unwrap_or("");
+    match (w(0), w(1)) {
+        ("descending" | "desc" | "decreasing", "order") => Some((true, 2)),
+        ("ascending" | "asc" | "increasing", "order") => Some((false, 2)),
+        ("descending" | "desc" | "decreasing", _) => Some((true, 1)),
+        ("ascending" | "asc" | "increasing" | "alphabetically" | "alphabetical", _) => {
+            Some((false, 1))
+        }
+        ("highest" | "largest" | "biggest" | "most" | "newest" | "latest", "first") => {
+            Some((true, 2))
+        }
+        ("lowest" | "smallest" | "fewest" | "least" | "oldest" | "earliest", "first") => {
+            Some((false, 2))
+        }
+        ("most", "recent") if w(2) == "first" => Some((true, 3)),
+        _ => None,
+    }
+}
+
+/// Date phrases: years, months, ISO dates, relative periods, `before`/`after`/`since`,
+/// `between … and …`.
+fn dates(tokens: &[Token], today: Day, c: &mut Cues) {
+    let w = |i: usize| tokens.get(i).map(|t| t.lower.as_str()).unwrap_or("");
+    let mut i = 0;
+    while i < tokens.len() {
+        // A period at i: (lo, hi, len).
+        let period = |k: usize| -> Option<(Day, Day, usize)> { period_at(tokens, k, today) };
+        let (prefix, plen) = match (w(i), w(i + 1)) {
+            ("before" | "until" | "till" | "prior", "to") => ("before", 2),
+            ("before" | "until" | "till", _) => ("before", 1),
+            ("after" | "since", _) => (w(i), 1),
+            ("from", _) | ("between", _) => ("range", 1),
+            ("in" | "during" | "on" | "for" | "within", _) => ("in", 1),
+            _ => ("", 0),
+        };
+        if let Some((lo, hi, len)) = period(i + plen) {
+            let mut end = i + plen + len;
+            let (lo, hi) = match prefix {
+                "before" => (None, Some(lo)),
+                "after" => (Some(hi), None),
+                "since" => (Some(lo), None),
+                "range" if matches!(w(end), "and" | "to" | "through" | "until") => {
+                    match period(end + 1) {
+                        Some((_, hi2, len2)) => {
+                            end = end + 1 + len2;
+                            (Some(lo), Some(hi2))
+                        }
+                        None => (Some(lo), Some(hi)),
+                    }
+                }
+                _ => (Some(lo), Some(hi)),
+            };
+            let start = i;
+            c.dates.push(DateCue {
+                start,
+                end,
+                lo: lo.map(Day::iso),
+                hi: hi.map(Day::iso),
+            });
+            c.used[start..end].iter_mut().for_each(|u| *u = true);
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+}
+
+/// A period named at `i`: `2024`, `March 2024`, `March`, `2024-04-09`, `Q1 2024`,
+/// `last month`, `this year`, `last 7 days`, `today`, `yesterday`.
+fn period_at(tokens: &[Token], i: usize, today: Day) -> Option<(Day, Day, usize)> {
+    let t = tokens.get(i)?;
+    let w = |k: usize| tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+    if t.kind == TokenKind::Date {
+        let d = Day::parse(&t.raw)?;
+        return Some((d, d.plus_days(1), 1));
+    }
+    if let Some(y) = year_of(t) {
+        let lo = Day { y, m: 1, d: 1 };
+        return Some((
+            lo,
+            Day {
+                y: y + 1,
+                m: 1,
+                d: 1,
+            },
+            1,
+        ));
+    }
+    // `10 April 2024`.
+    if t.kind == TokenKind::Number
+        && t.raw.len() <= 2
+        && let Some(m) = tokens.get(i + 1).and_then(|n| month_number(&n.lower))
+        && let Some(y) = tokens.get(i + 2).and_then(year_of)
+        && let Ok(d) = t.raw.parse::<u32>()
+        && (1..=31).contains(&d)
+    {
+        let day = Day { y, m, d };
+        return Some((day, day.plus_days(1), 3));
+    }
+    if let Some(m) = month_number(&t.lower).filter(|_| t.kind == TokenKind::Word) {
+        // `April 10, 2024` and `April 10`.
+        if let Some(n) = tokens
+            .get(i + 1)
+            .filter(|n| n.kind == TokenKind::Number && n.raw.len() <= 2)
+            && let Ok(d) = n.raw.parse::<u32>()
+            && (1..=31).contains(&d)
+        {
+            let (y, len) = match tokens.get(i + 2).and_then(year_of) {
+                Some(y) => (y, 3),
+                None => (today.y, 2),
+            };
+            let day = Day { y, m, d };
+            return Some((day, day.plus_days(1), len));
+        }
+        // "may" alone is too often a verb.
+        if let Some(y) = tokens.get(i + 1).and_then(year_of) {
+            let lo = Day { y, m, d: 1 };
+            return Some((lo, lo.month_start_plus(1), 2));
+        }
+        if t.lower == "may" {
+            return None;
+        }
+        let lo = Day {
+            y: today.y,
+            m,
+            d: 1,
+        };
+        return Some((lo, lo.month_start_plus(1), 1));
+    }
+    if let Some(q) = t
+        .lower
+        .strip_prefix('q')
+        .and_then(|q| q.parse::<u32>().ok())
+        && (1..=4).contains(&q)
+    {
+        let y = tokens.get(i + 1).and_then(year_of);
+        let lo = Day {
+            y: y.unwrap_or(today.y),
+            m: (q - 1) * 3 + 1,
+            d: 1,
+        };
+        return Some((lo, lo.month_start_plus(3), if y.is_some() { 2 } else { 1 }));
+    }
+    let month0 = Day {
+        y: today.y,
+        m: today.m,
+        d: 1,
+    };
+    let year0 = Day {
+        y: today.y,
+        m: 1,
+        d: 1,
+    };
+    match (w(i), w(i + 1)) {
+        ("today", _) => Some((today, today.plus_days(1), 1)),
+        ("yesterday", _) => Some((today.plus_days(-1), today, 1)),
+        ("this", "month") => Some((month0, month0.month_start_plus(1), 2)),
+        ("this", "year") => Some((year0, year0.month_start_plus(12), 2)),
+        ("this", "week") => Some((today.plus_days(-6), today.plus_days(1), 2)),
+        ("last" | "previous" | "past", "month") => Some((month0.month_start_plus(-1), month0, 2)),
+        ("last" | "previous" | "past", "year") => Some((year0.month_start_plus(-12), year0, 2)),
+        ("last" | "previous" | "past", "week") => Some((today.plus_days(-7), today, 2)),
+        ("last" | "previous" | "past", _) => {
+            let n = number_at(tokens, i + 1)? as i64;
+            let unit = w(i + 2);
+            let lo = match unit {
+                "day" | "days" => today.plus_days(-n + 1),
+                "week" | "weeks" => today.plus_days(-7 * n + 1),
+                "month" | "months" => month0.month_start_plus(-i32::try_from(n).ok()?),
+                "year" | "years" => year0.month_start_plus(-12 * i32::try_from(n).ok()?),
+                _ => return None,
+            };
+            Some((lo, today.plus_days(1), 3))
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,824 @@
+//! Schema linking: a per-snapshot index of tables, columns (words, synonyms, descriptions,
+//! sample values) and foreign keys, and the matcher that links question words and phrases
+//! to them with scores. Ties are broken by context (tables mentioned elsewhere) and then by
+//! name, so the outcome is deterministic.
+
+use serde_json::Value;
+
+use nl2sql_state::SchemaSnapshot;
+
+use super::text::{
+    Token, TokenKind, canonical, ident_stems, is_function_word, is_stop_word, singular,
+    split_ident, text_stems, tokenize,
+};
+
+/// The class of a column type, as the validator sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TypeClass {
+    /// Integers and decimals.
+    Numeric,
+    /// Calendar dates.
+    Date,
+    /// Timestamps.
+    DateTime,
+    /// Times of day.
+    Time,
+    /// Booleans.
+    Boolean,
+    /// Anything else.
+    Text,
+}
+
+/// The class of an engine type string (same rules as the logical validator).
+pub(crate) fn type_class(data_type: &str) -> TypeClass {
+    let t = data_type.trim().to_ascii_uppercase();
+    if [
+        "INT", "REAL", "FLOA", "DOUB", "NUMERIC", "DECIMAL", "NUMBER",
+    ]
+    .iter()
+    .any(|k| t.contains(k))
+    {
+        TypeClass::Numeric
+    } else if t.contains("DATETIME") || t.contains("TIMESTAMP") {
+        TypeClass::DateTime
+    } else if t == "DATE" {
+        TypeClass::Date
+    } else if t == "TIME" {
+        TypeClass::Time
+    } else if t.contains("BOOL") {
+        TypeClass::Boolean
+    } else {
+        TypeClass::Text
+    }
+}
+
+/// One known value of a text column.
+#[derive(Debug, Clone)]
+pub(crate) struct Sample {
+    /// The value as the statistics hold it.
+    pub(crate) value: Value,
+    /// Its lower-case words, as the tokeniser splits them.
+    pub(crate) words: Vec<String>,
+}
+
+/// A column of the index.
+#[derive(Debug, Clone)]
+pub(crate) struct ColumnInfo {
+    /// Column name.
+    pub(crate) name: String,
+    /// Index of its table.
+    pub(crate) table: usize,
+    /// Engine type.
+    pub(crate) data_type: String,
+    /// Type class.
+    pub(crate) class: TypeClass,
+    /// Whether it is the primary key.
+    pub(crate) is_pk: bool,
+    /// Primary key, `id` or `…_id`: never a measure.
+    pub(crate) is_key: bool,
+    /// Stems of its name words.
+    pub(crate) stems: Vec<String>,
+    /// Stems of each synonym.
+    pub(crate) synonyms: Vec<Vec<String>>,
+    /// Stems of its description.
+    pub(crate) description: Vec<String>,
+    /// Sample values of text columns.
+    pub(crate) samples: Vec<Sample>,
+    /// The samples are all the values the column holds.
+    pub(crate) exhaustive: bool,
+}
+
+impl ColumnInfo {
+    /// True for numeric columns that are not keys.
+    pub(crate) fn is_measure(&self) -> bool {
+        self.class == TypeClass::Numeric && !self.is_key
+    }
+
+    /// True for date and timestamp columns.
+    pub(crate) fn is_temporal(&self) -> bool {
+        matches!(self.class, TypeClass::Date | TypeClass::DateTime)
+    }
+}
+
+/// A table of the index.
+#[derive(Debug, Clone)]
+pub(crate) struct TableInfo {
+    /// Unqualified name.
+    pub(crate) name: String,
+    /// Schema name (may be empty).
+    pub(crate) schema: String,
+    /// Stems of its name words.
+    pub(crate) stems: Vec<String>,
+    /// Stems of its description.
+    pub(crate) description: Vec<String>,
+    /// Indexes of its columns, in table order.
+    pub(crate) columns: Vec<usize>,
+}
+
+/// A foreign key between two tables of the index.
+#[derive(Debug, Clone)]
+pub(crate) struct ForeignKey {
+    /// The referencing table.
+    pub(crate) from: usize,
+    /// The referenced table.
+    pub(crate) to: usize,
+    /// Referencing columns.
+    pub(crate) from_columns: Vec<String>,
+    /// Referenced columns.
+    pub(crate) to_columns: Vec<String>,
+}
+
+/// Everything the planner needs to know about one snapshot, precomputed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SchemaIndex {
+    /// Tables sorted by key.
+    pub(crate) tables: Vec<TableInfo>,
+    /// All columns.
+    pub(crate) columns: Vec<ColumnInfo>,
+    /// Foreign keys, in a stable order.
+    pub(crate) foreign_keys: Vec<ForeignKey>,
+}
+
+impl SchemaIndex {
+    /// Builds the index of `snapshot`.
+    pub(crate) fn build(snapshot: &SchemaSnapshot) -> SchemaIndex {
+        let mut index = SchemaIndex::default();
+        let metadata = snapshot.metadata.as_ref();
+        for (key, table) in &snapshot.contract.tables {
+            let t = index.tables.len();
+            let tmeta = metadata.and_then(|m| m.tables.get(key));
+            let mut info = TableInfo {
+                name: table.table.table_name.clone(),
+                schema: table.table.schema_name.clone(),
+                stems: ident_stems(&table.table.table_name),
+                description: tmeta
+                    .and_then(|m| m.description.as_deref())
+                    .map(text_stems)
+                    .unwrap_or_default(),
+                columns: Vec::new(),
+            };
+            for column in table.columns.values() {
+                let cmeta = tmeta.and_then(|m| m.columns.get(&column.name));
+                let class = type_class(&column.data_type);
+                let lower = column.name.to_lowercase();
+                let stats = cmeta.and_then(|m| m.statistics.as_ref());
+                let samples = match stats {
+                    Some(stats) if class == TypeClass::Text => stats
+                        .sample_values
+                        .iter()
+                        .filter_map(|v| {
+                            let text = v.as_str()?;
+                            let words: Vec<String> =
+                                tokenize(text).into_iter().map(|t| t.lower).collect();
+                            (!words.is_empty()).then(|| Sample {
+                                value: v.clone(),
+                                words,
+                            })
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                info.columns.push(index.columns.len());
+                index.columns.push(ColumnInfo {
+                    name: column.name.clone(),
+                    table: t,
+                    data_type: column.data_type.clone(),
+                    class,
+                    is_pk: column.is_primary_key,
+                    is_key: column.is_primary_key || lower == "id" || lower.ends_with("_id"),
+                    stems: ident_stems(&column.name),
+                    synonyms: cmeta
+                        .and_then(|m| m.synonyms.as_ref())
+                        .map(|s| s.iter().map(|x| text_stems(x)).collect())
+                        .unwrap_or_default(),
+                    description: cmeta
+                        .and_then(|m| m.description.as_deref())
+                        .map(text_stems)
+                        .unwrap_or_default(),
+                    exhaustive: stats.is_some_and(|st| {
+                        st.distinct_count > 0
+                            && usize::try_from(st.distinct_count)
+                                .is_ok_and(|d| d <= st.sample_values.len())
+                    }),
+                    samples,
+                });
+            }
+            index.tables.push(info);
+        }
+        for (key, table) in &snapshot.contract.tables {
+            let Some(from) = index.table_by_key(key, snapshot) else {
+                continue;
+            };
+            for fk in &table.foreign_keys {
+                let to = index.tables.iter().position(|t| {
+                    t.name.eq_ignore_ascii_case(&fk.referred_table.table_name)
+                        && (t
+                            .schema
+                            .eq_ignore_ascii_case(&fk.referred_table.schema_name)
+                            || fk.referred_table.schema_name.is_empty())
+                });
+                if let Some(to) = to
+                    && !fk.constrained_columns.is_empty()
+                    && fk.constrained_columns.len() == fk.referred_columns.len()
+                {
+                    index.foreign_keys.push(ForeignKey {
+                        from,
+                        to,
+                        from_columns: fk.constrained_columns.clone(),
+                        to_columns: fk.referred_columns.clone(),
+                    });
+                }
+            }
+        }
+        index
+    }
+
+    fn table_by_key(&self, key: &str, snapshot: &SchemaSnapshot) -> Option<usize> {
+        snapshot.contract.tables.keys().position(|k| k == key)
+    }
+
+    /// The column that names a row of `table`: `name`, `title`, `label`, `…_name`, then the
+    /// first non-key text column, then the primary key.
+    pub(crate) fn label_column(&self, table: usize) -> Option<usize> {
+        let cols = &self.tables.get(table)?.columns;
+        let text =
+            |c: &&usize| self.columns[**c].class == TypeClass::Text && !self.columns[**c].is_key;
+        let named = |want: &str| {
+            cols.iter()
+                .find(|c| text(c) && self.columns[**c].name.eq_ignore_ascii_case(want))
+                .copied()
+        };
+        named("name")
+            .or_else(|| named("title"))
+            .or_else(|| named("label"))
+            .or_else(|| {
+                cols.iter()
+                    .find(|c| text(c) && self.columns[**c].name.to_lowercase().ends_with("name"))
+                    .copied()
+            })
+            .or_else(|| cols.iter().find(|c| self.columns[**c].is_pk).copied())
+            .or_else(|| cols.iter().find(text).copied())
+            .or_else(|| cols.first().copied())
+    }
+
+    /// The first date or timestamp column of `table`, by column order.
+    pub(crate) fn time_column(&self, table: usize) -> Option<usize> {
+        self.tables
+            .get(table)?
+            .columns
+            .iter()
+            .find(|c| self.columns[**c].is_temporal())
+            .copied()
+    }
+
+    /// The numeric column that best stands for "how much of `table`": one whose name
+    /// repeats the table's word (`defects.defect_count`), else one named like a quantity.
+    pub(crate) fn quantity_column(&self, table: usize) -> Option<usize> {
+        let t = self.tables.get(table)?;
+        let measures: Vec<usize> = t
+            .columns
+            .iter()
+            .copied()
+            .filter(|c| self.columns[*c].is_measure())
+            .collect();
+        let last_stem = t.stems.last().cloned().unwrap_or_default();
+        measures
+            .iter()
+            .find(|c| self.columns[**c].stems.contains(&last_stem))
+            .or(measures.iter().find(|c| {
+                self.columns[**c].stems.iter().any(|s| {
+                    ["quantity", "count", "amount", "total", "number"].contains(&s.as_str())
+                })
+            }))
+            .copied()
+            .or(match measures.as_slice() {
+                [only] => Some(*only),
+                _ => None,
+            })
+    }
+
+    /// A readable singular noun for a table (`production_runs` → `production run`).
+    pub(crate) fn entity_noun(&self, table: usize) -> String {
+        let words = split_ident(&self.tables[table].name);
+        match words.split_last() {
+            Some((last, rest)) => {
+                let mut out: Vec<String> = rest.to_vec();
+                out.push(singular(last));
+                out.join(" ")
+            }
+            None => self.tables[table].name.clone(),
+        }
+    }
+}
+
+/// What a mention links to.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Target {
+    /// A table.
+    Table(usize),
+    /// A column.
+    Column(usize),
+    /// Known values of a column: `exact` when the question spells whole values.
+    Value {
+        /// The column.
+        column: usize,
+        /// The values.
+        values: Vec<Value>,
+        /// Whole values (`=`/`IN`) or a word inside them (`LIKE`).
+        exact: bool,
+        /// The word matched when not exact.
+        word: String,
+    },
+}
+
+/// A question span linked to the schema.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Mention {
+    /// First token.
+    pub(crate) start: usize,
+    /// One past the last token.
+    pub(crate) end: usize,
+    /// The chosen target.
+    pub(crate) target: Target,
+    /// The score of the choice.
+    pub(crate) score: u32,
+    /// Equally scored targets before ties were resolved (empty when there was no tie).
+    pub(crate) alternatives: Vec<Target>,
+}
+
+impl Mention {
+    /// The column of a column or value mention.
+    pub(crate) fn column(&self) -> Option<usize> {
+        match &self.target {
+            Target::Column(c) | Target::Value { column: c, .. } => Some(*c),
+            Target::Table(_) => None,
+        }
+    }
+}
+
+/// Links question tokens to the schema. `used[i]` marks tokens consumed by intent cues;
+/// they are not linked (values still may be, since they are literal text).
+pub(crate) fn link(
+    text: &str,
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+) -> Vec<Mention> {
+    let mut taken: Vec<bool> = vec![false; tokens.len()];
+    let mut mentions = values_exact(tokens, used, index, &mut taken);
+    mentions.extend(proper_nouns(text, tokens, used, index, &mut taken));
+    let names = names(tokens, used, index, &mut taken);
+    mentions.extend(names);
+    mentions.extend(values_partial(tokens, used, index, &mut taken));
+    let prefer = match tokens.first().map(|t| t.lower.as_str()) {
+        Some("who" | "where") => Some(TypeClass::Text),
+        Some("when") => Some(TypeClass::Time),
+        _ => None,
+    };
+    mentions.sort_by_key(|m| m.start);
+    resolve_ties(&mut mentions, index, prefer);
+    merge_qualified(mentions, tokens, index)
+}
+
+/// `machine name`, `maintenance downtime`: a table word right before one of its columns
+/// qualifies the column; a word that only partly names a table right before another
+/// table's column modifies that column (`production lines`).
+fn merge_qualified(mentions: Vec<Mention>, tokens: &[Token], index: &SchemaIndex) -> Vec<Mention> {
+    let mut out: Vec<Mention> = Vec::new();
+    for m in mentions {
+        if let (Some(prev), Target::Column(c)) = (out.last(), &m.target)
+            && prev.end == m.start
+            && let Target::Table(t) = prev.target
+        {
+            let col_table = &index.tables[index.columns[*c].table];
+            // A plural table word before a word is a subject and its verb
+            // ("factories opened"), not a qualified column.
+            let plural = tokens[prev.start..prev.end]
+                .last()
+                .is_some_and(|w| w.lower.ends_with('s') && w.lower != w.stem);
+            let shares_words = tokens[prev.start..prev.end]
+                .iter()
+                .all(|w| col_table.stems.contains(&w.stem));
+            let qualifies = index.columns[*c].table == t || prev.score <= 8 || shares_words;
+            let verb = m.score <= 8
+                && tokens[m.start..m.end]
+                    .last()
+                    .is_some_and(|w| w.lower.ends_with("ed"));
+            if plural || verb || !qualifies {
+                out.push(m);
+                continue;
+            }
+            let start = prev.start;
+            out.pop();
+            out.push(Mention { start, ..m });
+            continue;
+        }
+        out.push(m);
+    }
+    out
+}
+
+/// Capitalised phrases (`Widget Beta`, `WH-Texas`) that share a word with the known values
+/// of a column whose samples are not exhaustive: the phrase itself is the value.
+fn proper_nouns(
+    text: &str,
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+    taken: &mut [bool],
+) -> Vec<Mention> {
+    let mut out = Vec::new();
+    let capital = |t: &Token| {
+        t.kind == TokenKind::Word
+            && t.raw.chars().next().is_some_and(char::is_uppercase)
+            && !is_function_word(&t.lower)
+    };
+    let mut i = 1;
+    while i < tokens.len() {
+        if used[i] || taken[i] || !capital(&tokens[i]) {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < tokens.len()
+            && !used[j]
+            && !taken[j]
+            && (capital(&tokens[j]) || tokens[j].kind == TokenKind::Number)
+            && tokens[j].pos.0 <= tokens[j - 1].pos.1 + 1
+        {
+            j += 1;
+        }
+        let words: Vec<&str> = tokens[i..j].iter().map(|t| t.lower.as_str()).collect();
+        let phrase = super::text::source_text(text, tokens, i, j);
+        let mut cands: Candidates = Vec::new();
+        if j - i >= 2 {
+            for (c, col) in index.columns.iter().enumerate() {
+                let shares = col.samples.iter().any(|s| {
+                    s.words.len() == words.len()
+                        && s.words.iter().any(|w| words.contains(&w.as_str()))
+                });
+                if shares && !col.exhaustive {
+                    cands.push((
+                        Target::Value {
+                            column: c,
+                            values: vec![Value::String(phrase.clone())],
+                            exact: true,
+                            word: String::new(),
+                        },
+                        14,
+                    ));
+                }
+            }
+        }
+        if cands.is_empty() {
+            i = j;
+            continue;
+        }
+        taken[i..j].iter_mut().for_each(|t| *t = true);
+        out.push(pending(i, j, cands));
+        i = j;
+    }
+    out
+}
+
+/// Candidates of one span before context is known.
+type Candidates = Vec<(Target, u32)>;
+
+fn values_exact(
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+    taken: &mut [bool],
+) -> Vec<Mention> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let mut found: Option<(usize, Candidates)> = None;
+        for n in (1..=6.min(tokens.len() - i)).rev() {
+            let span = &tokens[i..i + n];
+            if span
+                .iter()
+                .zip(&used[i..i + n])
+                .any(|(t, u)| *u && t.kind != TokenKind::Quoted)
+            {
+                continue;
+            }
+            if n == 1 && !single_value_word(&span[0], i) {
+                continue;
+            }
+            let words: Vec<&str> = if n == 1 && span[0].kind == TokenKind::Quoted {
+                Vec::new()
+            } else {
+                span.iter().map(|t| t.lower.as_str()).collect()
+            };
+            let mut cands: Candidates = Vec::new();
+            for (c, col) in index.columns.iter().enumerate() {
+                let hits: Vec<Value> = col
+                    .samples
+                    .iter()
+                    .filter(|s| {
+                        if words.is_empty() {
+                            s.value
+                                .as_str()
+                                .is_some_and(|v| v.to_lowercase() == span[0].lower)
+                        } else {
+                            s.words.iter().map(String::as_str).eq(words.iter().copied())
+                        }
+                    })
+                    .map(|s| s.value.clone())
+                    .collect();
+                if let Some(v) = hits.first() {
+                    cands.push((
+                        Target::Value {
+                            column: c,
+                            values: vec![v.clone()],
+                            exact: true,
+                            word: String::new(),
+                        },
+                        30 + u32::try_from(n).unwrap_or(0),
+                    ));
+                }
+            }
+            if !cands.is_empty() {
+                found = Some((n, cands));
+                break;
+            }
+        }
+        match found {
+            Some((n, cands)) => {
+                taken[i..i + n].iter_mut().for_each(|t| *t = true);
+                out.push(pending(i, i + n, cands));
+                i += n;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+/// Whether one token alone may be a whole value: quoted, or a content word (a stop word
+/// only when capitalised inside the sentence).
+fn single_value_word(t: &Token, pos: usize) -> bool {
+    match t.kind {
+        TokenKind::Quoted => true,
+        TokenKind::Word => {
+            !is_function_word(&t.lower)
+                && (!is_stop_word(&t.lower)
+                    || (pos > 0 && t.raw.chars().next().is_some_and(char::is_uppercase)))
+        }
+        TokenKind::Number | TokenKind::Date => false,
+    }
+}
+
+fn names(tokens: &[Token], used: &[bool], index: &SchemaIndex, taken: &mut [bool]) -> Vec<Mention> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let mut found: Option<(usize, Candidates)> = None;
+        for n in (1..=5.min(tokens.len() - i)).rev() {
+            let span = &tokens[i..i + n];
+            let blocked = (i..i + n).any(|k| used[k] || taken[k])
+                || span.iter().any(|t| t.kind != TokenKind::Word)
+                || is_function_word(&span[0].lower)
+                || is_function_word(&span[n - 1].lower);
+            if blocked {
+                continue;
+            }
+            let stems: Vec<&str> = span.iter().map(|t| t.stem.as_str()).collect();
+            let mut cands = name_candidates(&stems, &span[0].lower, index);
+            // `types of defects` names `defect types`.
+            if cands.is_empty() && n == 3 && span[1].lower == "of" {
+                let swapped = [stems[2], stems[0]];
+                cands = name_candidates(&swapped, &span[2].lower, index);
+            }
+            if !cands.is_empty() {
+                found = Some((n, cands));
+                break;
+            }
+        }
+        match found {
+            Some((n, cands)) => {
+                taken[i..i + n].iter_mut().for_each(|t| *t = true);
+                out.push(pending(i, i + n, cands));
+                i += n;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+fn name_candidates(stems: &[&str], first_lower: &str, index: &SchemaIndex) -> Candidates {
+    let n = u32::try_from(stems.len()).unwrap_or(0);
+    let mut cands: Candidates = Vec::new();
+    let eq = |a: &[String]| a.iter().map(String::as_str).eq(stems.iter().copied());
+    for (t, table) in index.tables.iter().enumerate() {
+        if eq(&table.stems) {
+            cands.push((Target::Table(t), 20 + 2 * n));
+        }
+    }
+    for (c, col) in index.columns.iter().enumerate() {
+        let table = &index.tables[col.table];
+        let qualified: Vec<String> = table
+            .stems
+            .iter()
+            .chain(col.stems.iter())
+            .cloned()
+            .collect();
+        let tail_qualified: Vec<String> = table
+            .stems
+            .last()
+            .into_iter()
+            .chain(col.stems.iter())
+            .cloned()
+            .collect();
+        if n >= 2 && (eq(&qualified) || eq(&tail_qualified)) {
+            cands.push((Target::Column(c), 22 + 2 * n));
+        } else if eq(&col.stems) {
+            cands.push((Target::Column(c), 20 + 2 * n));
+        } else if col.synonyms.iter().any(|s| eq(s)) {
+            cands.push((Target::Column(c), 18 + 2 * n));
+        }
+    }
+    if !cands.is_empty() || stems.len() != 1 || is_stop_word(first_lower) {
+        return cands;
+    }
+    // One content word inside a longer name.
+    let s = stems[0];
+    if s.len() < 3 {
+        return cands;
+    }
+    for (t, table) in index.tables.iter().enumerate() {
+        if table.stems.iter().any(|x| x == s) {
+            cands.push((Target::Table(t), 8));
+        }
+    }
+    for (c, col) in index.columns.iter().enumerate() {
+        if col.stems.iter().any(|x| x == s) && !(col.is_key && col.stems.len() > 1) {
+            cands.push((Target::Column(c), 7));
+        } else if col.synonyms.iter().any(|syn| syn.iter().any(|x| x == s)) {
+            cands.push((Target::Column(c), 6));
+        }
+    }
+    if cands.is_empty() {
+        for (t, table) in index.tables.iter().enumerate() {
+            if table.description.iter().any(|x| x == s) {
+                cands.push((Target::Table(t), 3));
+            }
+        }
+        for (c, col) in index.columns.iter().enumerate() {
+            if col.description.iter().any(|x| x == s) {
+                cands.push((Target::Column(c), 2));
+            }
+        }
+    }
+    cands
+}
+
+fn values_partial(
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+    taken: &mut [bool],
+) -> Vec<Mention> {
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        if used[i] || taken[i] || t.kind != TokenKind::Word || is_stop_word(&t.lower) {
+            continue;
+        }
+        if t.lower.len() < 3 {
+            continue;
+        }
+        let mut cands: Candidates = Vec::new();
+        for (c, col) in index.columns.iter().enumerate() {
+            let hits: Vec<Value> = col
+                .samples
+                .iter()
+                .filter(|s| {
+                    s.words.len() > 1
+                        && s.words
+                            .iter()
+                            .any(|w| *w == t.lower || canonical(w) == t.stem)
+                })
+                .map(|s| s.value.clone())
+                .collect();
+            if !hits.is_empty() {
+                cands.push((
+                    Target::Value {
+                        column: c,
+                        values: hits,
+                        exact: false,
+                        word: t.raw.clone(),
+                    },
+                    12,
+                ));
+            }
+        }
+        if !cands.is_empty() {
+            taken[i] = true;
+            out.push(pending(i, i + 1, cands));
+        }
+    }
+    out
+}
+
+/// A mention with its best-scored candidates; ties are resolved by `resolve_ties`.
+fn pending(start: usize, end: usize, mut cands: Candidates) -> Mention {
+    let best = cands.iter().map(|(_, s)| *s).max().unwrap_or(0);
+    cands.retain(|(_, s)| *s == best);
+    let alternatives: Vec<Target> = cands.into_iter().map(|(t, _)| t).collect();
+    Mention {
+        start,
+        end,
+        target: alternatives.first().cloned().unwrap_or(Target::Table(0)),
+        score: best,
+        alternatives: if alternatives.len() > 1 {
+            alternatives
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+fn table_of(target: &Target, index: &SchemaIndex) -> usize {
+    match target {
+        Target::Table(t) => *t,
+        Target::Column(c) | Target::Value { column: c, .. } => index.columns[*c].table,
+    }
+}
+
+/// Picks one target per ambiguous mention: prefer a target whose table is mentioned
+/// unambiguously elsewhere, then one adjacent by foreign key to such a table, then a
+/// table's label column, then the smallest table and column name.
+fn resolve_ties(mentions: &mut [Mention], index: &SchemaIndex, prefer: Option<TypeClass>) {
+    let alternatives = |m: &Mention| -> Option<Vec<Target>> {
+        (!m.alternatives.is_empty()).then(|| m.alternatives.clone())
+    };
+    let mut context: Vec<usize> = mentions
+        .iter()
+        .filter(|m| alternatives(m).is_none())
+        .map(|m| table_of(&m.target, index))
+        .collect();
+    let neighbours_of = |context: &[usize]| -> Vec<usize> {
+        index
+            .foreign_keys
+            .iter()
+            .flat_map(|fk| {
+                let mut v = Vec::new();
+                if context.contains(&fk.from) {
+                    v.push(fk.to);
+                }
+                if context.contains(&fk.to) {
+                    v.push(fk.from);
+                }
+                v
+            })
+            .collect()
+    };
+    // In question order; each choice joins the context of the next.
+    for m in mentions.iter_mut() {
+        let Some(alts) = alternatives(m) else {
+            continue;
+        };
+        let neighbours = neighbours_of(&context);
+        let key = |t: &Target| {
+            let table = table_of(t, index);
+            let in_context = context.contains(&table);
+            let adjacent = neighbours.contains(&table);
+            let label = matches!(t, Target::Value { column, .. } | Target::Column(column) if index.label_column(table) == Some(*column));
+            let is_table = matches!(t, Target::Table(_));
+            let col_name = match t {
+                Target::Column(c) | Target::Value { column: c, .. } => {
+                    index.columns[*c].name.clone()
+                }
+                Target::Table(_) => String::new(),
+            };
+            let preferred = match (t, prefer) {
+                (Target::Column(c) | Target::Value { column: c, .. }, Some(p)) => {
+                    let class = index.columns[*c].class;
+                    class == p || (p == TypeClass::Time && index.columns[*c].is_temporal())
+                }
+                _ => false,
+            };
+            (
+                !in_context,
+                !adjacent,
+                !preferred,
+                !is_table,
+                !label,
+                index.tables[table].name.clone(),
+                col_name,
+            )
+        };
+        if let Some(best) = alts.iter().min_by_key(|t| key(t)) {
+            m.target = best.clone();
+            context.push(table_of(best, index));
+        }
+    }
+}
+
+/// The lower-case words of a datasource id, so a question naming the datasource does not
+/// report them as unlinked.
+pub(crate) fn datasource_words(id: &str) -> Vec<String> {
+    split_ident(id)
+}

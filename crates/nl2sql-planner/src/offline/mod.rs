@@ -1,0 +1,266 @@
+//! The offline deterministic planner (the embedded default): no network, no model. It reads
+//! common analytical questions over any indexed schema, working only from the snapshot
+//! (table and column names, descriptions, synonyms, sample values, foreign keys):
+//!
+//! - `text`: tokenising, identifier splitting, light stemming, stop words, synonyms;
+//! - `link`: the per-snapshot index and the scored, deterministic schema linker;
+//! - `intent`: analytical cues (count, total, average, min/max, top-N, grouping,
+//!   comparisons, date phrases relative to `today`, ordering, distinct);
+//! - `analyze`: cues + links → an `Analysis` (the meaning of the question);
+//! - `joins`: shortest foreign-key paths (petgraph) from the FROM table;
+//! - `build`: `Analysis` → `PlanModel` and the semantic parts of a `SubQuery`;
+//! - `decompose`: datasource choice and sub-queries; `refine` and `answer`: templates.
+//!
+//! Same input, same output: nothing reads the clock (relative dates use the request's
+//! `today`, else [`DEFAULT_TODAY`]) and every tie is broken by name.
+
+mod analyze;
+mod answer;
+mod build;
+mod decompose;
+mod intent;
+mod joins;
+mod link;
+mod refine;
+mod text;
+
+#[cfg(test)]
+mod tests;
+
+use async_trait::async_trait;
+use nl2sql_plan::{DecomposerResponse, FilterOperator, FilterValue, PlanModel, SubQuery};
+use nl2sql_state::{ErrorCode, PipelineError, Severity};
+use serde_json::json;
+
+use crate::{AnswerRequest, DecomposeRequest, FinalAnswer, PlanRequest, Planner, RefineRequest};
+
+use analyze::{Unlinked, analyze};
+use build::{output_names, plan_model};
+use intent::Day;
+use link::{SchemaIndex, datasource_words};
+
+pub use intent::DEFAULT_TODAY;
+
+/// The offline deterministic planner.
+#[derive(Debug, Clone, Default)]
+pub struct OfflinePlanner {}
+
+impl OfflinePlanner {
+    /// A planner with default settings.
+    pub fn new() -> Self {
+        OfflinePlanner::default()
+    }
+
+    /// Decomposes a question without the async trait (the work is synchronous).
+    pub fn decompose_sync(
+        &self,
+        request: &DecomposeRequest,
+    ) -> Result<DecomposerResponse, PipelineError> {
+        decompose::decompose(request, today(request.today.as_deref()))
+            .map_err(|u| unlinked_error("decomposer", &u))
+    }
+
+    /// Plans one sub-query without the async trait.
+    pub fn plan_sync(&self, request: &PlanRequest) -> Result<PlanModel, PipelineError> {
+        plan(request)
+    }
+
+    /// Refiner feedback without the async trait.
+    pub fn refine_sync(&self, request: &RefineRequest) -> String {
+        refine::feedback(request)
+    }
+
+    /// The final answer without the async trait.
+    pub fn answer_sync(&self, request: &AnswerRequest) -> FinalAnswer {
+        answer::answer(request)
+    }
+}
+
+#[async_trait]
+impl Planner for OfflinePlanner {
+    fn name(&self) -> String {
+        "offline".to_owned()
+    }
+
+    async fn decompose(
+        &self,
+        request: &DecomposeRequest,
+    ) -> Result<DecomposerResponse, PipelineError> {
+        self.decompose_sync(request)
+    }
+
+    async fn plan(&self, request: &PlanRequest) -> Result<PlanModel, PipelineError> {
+        self.plan_sync(request)
+    }
+
+    async fn refine(&self, request: &RefineRequest) -> Result<String, PipelineError> {
+        Ok(self.refine_sync(request))
+    }
+
+    async fn answer(&self, request: &AnswerRequest) -> Result<FinalAnswer, PipelineError> {
+        Ok(self.answer_sync(request))
+    }
+}
+
+/// `today` of a request, else [`DEFAULT_TODAY`].
+fn today(given: Option<&str>) -> Day {
+    given
+        .and_then(Day::parse)
+        .or_else(|| Day::parse(DEFAULT_TODAY))
+        .unwrap_or(Day {
+            y: 2024,
+            m: 12,
+            d: 31,
+        })
+}
+
+fn unlinked_error(node: &str, u: &Unlinked) -> PipelineError {
+    let message = if u.words.is_empty() {
+        format!("could not understand the question: {}", u.reason)
+    } else {
+        format!(
+            "could not link: {}",
+            u.words
+                .iter()
+                .map(|w| format!("'{w}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    PipelineError::new(node, ErrorCode::PlanningFailure, Severity::Error, message)
+        .with_details(json!({ "unlinked": u.words, "reason": u.reason }))
+}
+
+fn failure(message: String) -> PipelineError {
+    PipelineError::new(
+        "ast_planner",
+        ErrorCode::PlanningFailure,
+        Severity::Error,
+        message,
+    )
+}
+
+/// Plans one sub-query: analyse its intent (else the question, else a question rebuilt
+/// from its semantic parts) over the relevant tables, and name the outputs as the
+/// expected schema says.
+fn plan(request: &PlanRequest) -> Result<PlanModel, PipelineError> {
+    let index = SchemaIndex::build(&request.schema);
+    let day = today(request.today.as_deref());
+    let ignore = datasource_words(&request.sub_query.datasource_id);
+    let expected: Vec<String> = request
+        .sub_query
+        .expected_schema
+        .iter()
+        .map(|c| c.name.clone())
+        .collect();
+    let mut texts = vec![request.sub_query.intent.clone()];
+    if request.question.trim() != request.sub_query.intent.trim() {
+        texts.push(request.question.clone());
+    }
+    if let Some(t) = spec_text(&request.sub_query) {
+        texts.push(t);
+    }
+    let mut first_error: Option<Unlinked> = None;
+    let mut mismatch: Option<String> = None;
+    for text in &texts {
+        let analysis = match analyze(text, &index, day, &ignore) {
+            Ok(a) => a,
+            Err(u) => {
+                first_error.get_or_insert(u);
+                continue;
+            }
+        };
+        let names = output_names(&analysis, &index);
+        let names = if expected.is_empty() || names == expected {
+            names
+        } else if names.len() == expected.len() {
+            expected.clone()
+        } else {
+            mismatch.get_or_insert(format!(
+                "the plan for '{text}' selects [{}] but the sub-query expects [{}]",
+                names.join(", "),
+                expected.join(", ")
+            ));
+            continue;
+        };
+        return plan_model(&analysis, &index, &names).map_err(|e| failure(e.0));
+    }
+    match (mismatch, first_error) {
+        (Some(m), _) => Err(failure(m)),
+        (None, Some(u)) => Err(unlinked_error("ast_planner", &u)),
+        (None, None) => Err(failure("nothing to plan".to_owned())),
+    }
+}
+
+/// A question rebuilt from a sub-query's metrics, group-by and filters, for sub-queries
+/// whose intent the analysis cannot read (an LLM decomposer's wording).
+fn spec_text(sq: &SubQuery) -> Option<String> {
+    if sq.metrics.is_empty() && sq.group_by.is_empty() && sq.filters.is_empty() {
+        return None;
+    }
+    let words = |s: &str| s.replace(['_', '-'], " ");
+    let mut parts: Vec<String> = Vec::new();
+    for m in &sq.metrics {
+        let agg = match m.aggregation {
+            Some(nl2sql_plan::Aggregation::Count) => "number of",
+            Some(nl2sql_plan::Aggregation::Sum) => "total",
+            Some(nl2sql_plan::Aggregation::Avg) => "average",
+            Some(nl2sql_plan::Aggregation::Min) => "minimum",
+            Some(nl2sql_plan::Aggregation::Max) => "maximum",
+            None => "",
+        };
+        let name = words(&m.name);
+        let name = name
+            .trim_end_matches(" count")
+            .trim_start_matches("total ")
+            .trim_start_matches("number of ")
+            .trim_start_matches("avg ")
+            .trim_start_matches("average ");
+        parts.push(format!("{agg} {name}").trim().to_owned());
+    }
+    let mut text = parts.join(" and ");
+    for (i, g) in sq.group_by.iter().enumerate() {
+        text.push_str(if i == 0 { " per " } else { " and " });
+        text.push_str(&words(&g.attribute));
+    }
+    for f in &sq.filters {
+        let value = match &f.value {
+            FilterValue::String(s) => s.clone(),
+            FilterValue::Int(i) => i.to_string(),
+            FilterValue::Float(x) => x.to_string(),
+            FilterValue::Bool(b) => b.to_string(),
+            FilterValue::StringList(v) => v.join(" or "),
+            FilterValue::IntList(v) => v
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" and "),
+            FilterValue::FloatList(v) => v
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(" and "),
+        };
+        let is_date = Day::parse(&value).is_some();
+        let phrase = match (f.operator, is_date) {
+            (FilterOperator::Eq | FilterOperator::In | FilterOperator::Contains, true) => {
+                format!("on {value}")
+            }
+            (FilterOperator::Eq | FilterOperator::In | FilterOperator::Contains, false) => {
+                format!("'{value}'")
+            }
+            (FilterOperator::GtEq, true) => format!("since {value}"),
+            (FilterOperator::Gt, true) => format!("after {value}"),
+            (FilterOperator::Lt | FilterOperator::LtEq, true) => format!("before {value}"),
+            (FilterOperator::Gt, false) => format!("{} more than {value}", words(&f.attribute)),
+            (FilterOperator::GtEq, false) => format!("{} at least {value}", words(&f.attribute)),
+            (FilterOperator::Lt, false) => format!("{} less than {value}", words(&f.attribute)),
+            (FilterOperator::LtEq, false) => format!("{} at most {value}", words(&f.attribute)),
+            (FilterOperator::Between, _) => format!("{} between {value}", words(&f.attribute)),
+            (FilterOperator::NotEq, _) => format!("not '{value}'"),
+        };
+        text.push(' ');
+        text.push_str(&phrase);
+    }
+    Some(text)
+}

@@ -1,0 +1,688 @@
+//! Text helpers of the offline planner: tokenising a question, splitting identifiers
+//! (`snake_case`, `camelCase`), light stemming, stop words and a small built-in synonym list
+//! for analytical words. Everything is pure and deterministic.
+
+/// What a token is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TokenKind {
+    /// Letters (and digits mixed in): a word.
+    Word,
+    /// An integer or decimal number.
+    Number,
+    /// An ISO date `YYYY-MM-DD` (optionally with a time).
+    Date,
+    /// Text between quotes, kept whole.
+    Quoted,
+}
+
+/// One token of a question.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Token {
+    /// The text as written (without quotes for quoted tokens).
+    pub(crate) raw: String,
+    /// Lower case.
+    pub(crate) lower: String,
+    /// Lower case, stemmed and mapped through the synonym list.
+    pub(crate) stem: String,
+    /// The kind.
+    pub(crate) kind: TokenKind,
+    /// Character offsets `[start, end)` in the text.
+    pub(crate) pos: (usize, usize),
+}
+
+impl Token {
+    /// The numeric value of a number token.
+    pub(crate) fn number(&self) -> Option<f64> {
+        if self.kind == TokenKind::Number {
+            self.raw.replace(',', "").parse().ok()
+        } else {
+            None
+        }
+    }
+
+    /// True when the token is this word (lower case).
+    pub(crate) fn is(&self, word: &str) -> bool {
+        self.kind == TokenKind::Word && self.lower == word
+    }
+
+    /// True when the token is one of `words`.
+    pub(crate) fn is_any(&self, words: &[&str]) -> bool {
+        self.kind == TokenKind::Word && words.contains(&self.lower.as_str())
+    }
+}
+
+/// Splits a question into tokens: words, numbers (`1,200`, `3.5`), ISO dates and quoted
+/// strings. Punctuation separates tokens and is dropped; apostrophes inside a word (`'s`)
+/// end it.
+pub(crate) fn tokenize(text: &str) -> Vec<Token> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '"' || c == '\'' && (i == 0 || !chars[i - 1].is_alphanumeric()) {
+            if let Some(end) = chars[i + 1..].iter().position(|d| *d == c) {
+                let raw: String = chars[i + 1..i + 1 + end].iter().collect();
+                if !raw.trim().is_empty() {
+                    out.push(Token {
+                        lower: raw.to_lowercase(),
+                        stem: raw.to_lowercase(),
+                        raw,
+                        kind: TokenKind::Quoted,
+                        pos: (i + 1, i + 1 + end),
+                    });
+                }
+                i += end + 2;
+                continue;
+            }
+            i += 1;
+            continue;
+        }
+        if c.is_ascii_digit() {
+            let start = i;
+            while i < chars.len()
+                && (chars[i].is_ascii_digit()
+                    || (matches!(chars[i], '.' | ',' | '-' | ':' | 'T')
+                        && i + 1 < chars.len()
+                        && chars[i + 1].is_ascii_digit()))
+            {
+                i += 1;
+            }
+            // A trailing letter run (`5th`, `2nd`) stays with the number.
+            let raw: String = chars[start..i].iter().collect();
+            let kind = if is_iso_date_prefix(&raw) {
+                TokenKind::Date
+            } else if raw.contains('-') || raw.contains(':') || raw.contains('T') {
+                TokenKind::Word
+            } else {
+                TokenKind::Number
+            };
+            let raw = if kind == TokenKind::Number && raw.contains(',') && !thousands(&raw) {
+                // `1,2` is a list, not a number: keep the first part.
+                raw.split(',').next().unwrap_or_default().to_owned()
+            } else {
+                raw
+            };
+            let end = start + raw.chars().count();
+            while i < chars.len() && chars[i].is_alphabetic() {
+                i += 1;
+            }
+            out.push(Token {
+                lower: raw.to_lowercase(),
+                stem: raw.to_lowercase(),
+                raw,
+                kind,
+                pos: (start, end),
+            });
+            continue;
+        }
+        if c.is_alphanumeric() || c == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let raw: String = chars[start..i].iter().collect();
+            let lower = raw.to_lowercase();
+            let pos = (start, i);
+            // `'s` after a word: skip it.
+            if i + 1 < chars.len() && chars[i] == '\'' && chars[i + 1] == 's' {
+                i += 2;
+            }
+            out.push(Token {
+                stem: canonical(&lower),
+                lower,
+                raw,
+                kind: TokenKind::Word,
+                pos,
+            });
+            continue;
+        }
+        if matches!(c, '<' | '>' | '=' | '!') {
+            let start = i;
+            while i < chars.len() && matches!(chars[i], '<' | '>' | '=' | '!') {
+                i += 1;
+            }
+            let raw: String = chars[start..i].iter().collect();
+            out.push(Token {
+                lower: raw.clone(),
+                stem: raw.clone(),
+                raw,
+                kind: TokenKind::Word,
+                pos: (start, i),
+            });
+            continue;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The original text of tokens `[from, to)`.
+pub(crate) fn source_text(text: &str, tokens: &[Token], from: usize, to: usize) -> String {
+    let (Some(a), Some(b)) = (tokens.get(from), tokens.get(to.saturating_sub(1))) else {
+        return String::new();
+    };
+    text.chars()
+        .skip(a.pos.0)
+        .take(b.pos.1.saturating_sub(a.pos.0))
+        .collect()
+}
+
+fn thousands(raw: &str) -> bool {
+    raw.split(',').skip(1).all(|g| g.len() == 3)
+}
+
+fn is_iso_date_prefix(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 10
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[5..7].iter().all(u8::is_ascii_digit)
+        && b[7] == b'-'
+        && b[8..10].iter().all(u8::is_ascii_digit)
+}
+
+/// Splits an identifier into lower-case words: `production_runs` → `production runs`,
+/// `unitPrice` → `unit price`, `HTTPCode` → `http code`.
+pub(crate) fn split_ident(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let chars: Vec<char> = name.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            continue;
+        }
+        let boundary = c.is_uppercase()
+            && !current.is_empty()
+            && (chars[i - 1].is_lowercase()
+                || chars[i - 1].is_ascii_digit()
+                || chars.get(i + 1).is_some_and(|n| n.is_lowercase()));
+        if boundary {
+            words.push(std::mem::take(&mut current));
+        }
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+/// Light stemming: plural to singular, `-ing`/`-ed`, a final `e`; the same rules on both
+/// sides make `machines`/`machine`, `produced`/`produce` and `categories`/`category` meet.
+pub(crate) fn stem(word: &str) -> String {
+    let w = word.to_lowercase();
+    if w.len() == 3
+        && w.ends_with('s')
+        && ![
+            "has", "was", "its", "his", "yes", "bus", "gas", "ups", "ads", "les",
+        ]
+        .contains(&w.as_str())
+    {
+        return w[..2].to_owned();
+    }
+    if w.len() <= 3 || !w.chars().all(|c| c.is_alphabetic()) {
+        return w;
+    }
+    let mut s = if let Some(b) = w.strip_suffix("ies") {
+        format!("{b}y")
+    } else if let Some(b) = w.strip_suffix("sses") {
+        format!("{b}ss")
+    } else if w.ends_with("ses") || w.ends_with("xes") || w.ends_with("ches") || w.ends_with("shes")
+    {
+        w[..w.len() - 2].to_owned()
+    } else if w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is") {
+        w[..w.len() - 1].to_owned()
+    } else if let Some(b) = w.strip_suffix("ied") {
+        format!("{b}y")
+    } else if let Some(b) = w.strip_suffix("ing").filter(|b| b.len() >= 3) {
+        undouble(b)
+    } else if let Some(b) = w.strip_suffix("ed").filter(|b| b.len() >= 3) {
+        undouble(b)
+    } else if let Some(b) = w.strip_suffix("er").filter(|b| b.len() >= 5) {
+        b.to_owned()
+    } else {
+        w.clone()
+    };
+    if s.len() >= 7 && s.ends_with("er") && w.ends_with("ers") {
+        s.truncate(s.len() - 2);
+    }
+    if s.len() > 4 && s.ends_with('e') {
+        s.pop();
+    }
+    s
+}
+
+fn undouble(b: &str) -> String {
+    let bytes = b.as_bytes();
+    let n = bytes.len();
+    if n >= 2 && bytes[n - 1] == bytes[n - 2] && !matches!(bytes[n - 1], b'l' | b's' | b'z') {
+        b[..n - 1].to_owned()
+    } else {
+        b.to_owned()
+    }
+}
+
+/// Built-in synonyms of common analytical and business words, mapped to the word schemas
+/// usually use. Both sides are stemmed after mapping.
+const SYNONYMS: &[(&str, &str)] = &[
+    ("amount", "quantity"),
+    ("qty", "quantity"),
+    ("volume", "quantity"),
+    ("plant", "factory"),
+    ("plants", "factory"),
+    ("site", "factory"),
+    ("sites", "factory"),
+    ("facility", "factory"),
+    ("facilities", "factory"),
+    ("item", "product"),
+    ("items", "product"),
+    ("client", "customer"),
+    ("clients", "customer"),
+    ("employee", "staff"),
+    ("employees", "staff"),
+    ("revenue", "sales"),
+    ("turnover", "sales"),
+    ("cost", "price"),
+    ("costs", "price"),
+    ("kind", "type"),
+    ("sort", "type"),
+    ("made", "produced"),
+    ("manufactured", "produced"),
+    ("built", "produced"),
+    ("output", "produced"),
+    ("stock", "inventory"),
+    ("located", "location"),
+    ("kinds", "type"),
+    ("warehouses", "warehouse"),
+    ("town", "city"),
+    ("nation", "country"),
+];
+
+/// The stem of `word` after the synonym list.
+pub(crate) fn canonical(word: &str) -> String {
+    let lower = word.to_lowercase();
+    match SYNONYMS.iter().find(|(w, _)| *w == lower) {
+        Some((_, to)) => stem(to),
+        None => stem(&lower),
+    }
+}
+
+/// Words that carry no schema meaning.
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "an",
+    "the",
+    "of",
+    "in",
+    "on",
+    "at",
+    "to",
+    "for",
+    "with",
+    "without",
+    "and",
+    "or",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "do",
+    "does",
+    "did",
+    "has",
+    "have",
+    "had",
+    "there",
+    "their",
+    "its",
+    "it",
+    "this",
+    "that",
+    "these",
+    "those",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "whose",
+    "when",
+    "where",
+    "how",
+    "me",
+    "my",
+    "i",
+    "we",
+    "our",
+    "you",
+    "your",
+    "please",
+    "can",
+    "could",
+    "would",
+    "should",
+    "will",
+    "show",
+    "list",
+    "give",
+    "tell",
+    "find",
+    "get",
+    "display",
+    "return",
+    "all",
+    "any",
+    "every",
+    "each",
+    "per",
+    "by",
+    "from",
+    "as",
+    "than",
+    "then",
+    "into",
+    "about",
+    "over",
+    "under",
+    "between",
+    "across",
+    "within",
+    "during",
+    "some",
+    "whole",
+    "entire",
+    "overall",
+    "currently",
+    "current",
+    "now",
+    "also",
+    "only",
+    "just",
+    "value",
+    "values",
+    "data",
+    "record",
+    "records",
+    "row",
+    "rows",
+    "entries",
+    "entry",
+    "ones",
+    "one",
+    "them",
+    "they",
+    "he",
+    "she",
+    "his",
+    "her",
+    "if",
+    "so",
+    "not",
+    "no",
+    "ever",
+    "still",
+    "much",
+    "many",
+    "more",
+    "less",
+    "most",
+    "least",
+    "much",
+    "both",
+    "other",
+    "same",
+    "exist",
+    "exists",
+    "existing",
+    "recorded",
+    "logged",
+    "stored",
+    "available",
+    "known",
+    "together",
+    "respectively",
+    "along",
+    "via",
+    "versus",
+    "vs",
+    "against",
+    "compare",
+    "compared",
+    "comparison",
+    "up",
+    "out",
+    "off",
+    "s",
+    "whats",
+    "let",
+    "see",
+    "want",
+    "need",
+    "like",
+    "including",
+    "include",
+    "includes",
+    "grouped",
+    "group",
+    "breakdown",
+    "separately",
+    "along",
+    "rank",
+    "ranked",
+    "ranking",
+    "descending",
+    "ascending",
+    "order",
+    "ordered",
+    "sorted",
+    "sort",
+    "first",
+    "last",
+    "top",
+    "bottom",
+    "time",
+    "times",
+    "ago",
+    "since",
+    "before",
+    "after",
+    "until",
+    "till",
+    "having",
+    "had",
+    "got",
+    "total",
+    "number",
+    "count",
+    "sum",
+    "average",
+    "avg",
+    "mean",
+    "minimum",
+    "maximum",
+    "min",
+    "max",
+    "highest",
+    "lowest",
+    "largest",
+    "smallest",
+    "biggest",
+    "greatest",
+    "fewest",
+    "earliest",
+    "latest",
+    "newest",
+    "oldest",
+    "most",
+    "recent",
+    "distinct",
+    "unique",
+    "different",
+    "equal",
+    "equals",
+    "exactly",
+    "greater",
+    "fewer",
+    "above",
+    "below",
+    "exceeding",
+    "exceed",
+    "exceeds",
+    "least",
+    "at",
+    "year",
+    "month",
+    "week",
+    "day",
+    "days",
+    "weeks",
+    "months",
+    "years",
+    "today",
+    "yesterday",
+    "date",
+    "dates",
+    "combined",
+    "altogether",
+    "respective",
+    "in",
+    "such",
+    "whose",
+    "ones",
+    "everything",
+    "named",
+    "called",
+    "single",
+    "individual",
+    "unit",
+    "units",
+    "appear",
+    "appears",
+    "recorded",
+    "done",
+    "happen",
+    "happened",
+    "occur",
+    "occurred",
+    "any",
+    "among",
+    "across",
+    "kept",
+    "held",
+];
+
+/// Grammar words that never name a table, column or value.
+const FUNCTION_WORDS: &[&str] = &[
+    "a", "an", "the", "of", "in", "on", "at", "to", "for", "with", "and", "or", "is", "are", "was",
+    "were", "be", "been", "do", "does", "did", "has", "have", "had", "there", "their", "its", "it",
+    "this", "that", "these", "those", "what", "which", "who", "whom", "whose", "how", "me", "my",
+    "i", "we", "our", "you", "your", "please", "can", "could", "would", "should", "will", "by",
+    "from", "as", "than", "then", "into", "s", "them", "they", "if", "so", "per", "each", "every",
+    "all", "any", "show", "list", "give", "tell", "find", "get",
+];
+
+/// True for a grammar word that never links to the schema.
+pub(crate) fn is_function_word(word: &str) -> bool {
+    FUNCTION_WORDS.contains(&word)
+}
+
+/// True for a word that carries no schema meaning on its own (grammar and intent words);
+/// such words may still link when they spell a whole table or column name.
+pub(crate) fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word) || month_number(word).is_some() || number_word(word).is_some()
+}
+
+/// Month names and abbreviations → 1..12.
+pub(crate) fn month_number(word: &str) -> Option<u32> {
+    const MONTHS: [&str; 12] = [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ];
+    let w = word.to_lowercase();
+    MONTHS
+        .iter()
+        .position(|m| *m == w || (w.len() == 3 && w != "may" && m.starts_with(&w)))
+        .and_then(|i| u32::try_from(i + 1).ok())
+}
+
+/// Small number words → value (`five` → 5).
+pub(crate) fn number_word(word: &str) -> Option<i64> {
+    const WORDS: [&str; 12] = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+        "twenty",
+    ];
+    let w = word.to_lowercase();
+    match WORDS.iter().position(|x| *x == w) {
+        Some(11) => Some(20),
+        Some(i) => i64::try_from(i).ok(),
+        None => match w.as_str() {
+            "dozen" => Some(12),
+            "fifteen" => Some(15),
+            "hundred" => Some(100),
+            _ => None,
+        },
+    }
+}
+
+/// An English singular of a plural table-like name (`factories` → `factory`), for answers
+/// and aliases.
+pub(crate) fn singular(word: &str) -> String {
+    if let Some(b) = word.strip_suffix("ies") {
+        format!("{b}y")
+    } else if word.ends_with("sses")
+        || word.ends_with("xes")
+        || word.ends_with("ches")
+        || word.ends_with("shes")
+    {
+        word[..word.len() - 2].to_owned()
+    } else if word.ends_with('s') && !word.ends_with("ss") && !word.ends_with("us") {
+        word[..word.len() - 1].to_owned()
+    } else {
+        word.to_owned()
+    }
+}
+
+/// An English plural of a singular noun (`factory` → `factories`).
+pub(crate) fn plural(word: &str) -> String {
+    if word.ends_with('s') {
+        word.to_owned()
+    } else if let Some(b) = word.strip_suffix('y')
+        && !b.ends_with(['a', 'e', 'o', 'u'])
+    {
+        format!("{b}ies")
+    } else if word.ends_with("ch") || word.ends_with("sh") || word.ends_with('x') {
+        format!("{word}es")
+    } else {
+        format!("{word}s")
+    }
+}
+
+/// The stems of an identifier's words (`quantity_produced` → `quantity produc`).
+pub(crate) fn ident_stems(name: &str) -> Vec<String> {
+    split_ident(name).iter().map(|w| canonical(w)).collect()
+}
+
+/// The stems of a free text's words, stop words removed.
+pub(crate) fn text_stems(text: &str) -> Vec<String> {
+    tokenize(text)
+        .into_iter()
+        .filter(|t| t.kind == TokenKind::Word && !is_stop_word(&t.lower))
+        .map(|t| t.stem)
+        .collect()
+}

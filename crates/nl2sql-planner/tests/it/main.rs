@@ -1,0 +1,5 @@
+//! Integration tests of nl2sql-planner.
+
+mod cassette;
+mod corpus;
+mod llm;

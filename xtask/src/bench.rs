@@ -230,7 +230,7 @@ pub(crate) fn render(results: &[BenchResult], machine: &Machine) -> String {
          Measured on {date} by `{command}` at commit `{commit}`, {rustc}, on {cpus} CPUs ({model}).\n\
          Each benchmark runs on one core.\n\
          \n\
-         | benchmark | time per iteration (95% CI) | throughput | time per statement |\n\
+         | benchmark | time per iteration (95% CI) | throughput | time per item |\n\
          |---|---|---|---|\n",
         date = machine.date,
         command = machine.command,
@@ -242,7 +242,7 @@ pub(crate) fn render(results: &[BenchResult], machine: &Machine) -> String {
     for r in results {
         let (throughput, per_item) = match r.throughput {
             Some(t) => {
-                let (n, rate) = throughput_text(t, r.time_ns);
+                let (n, rate) = throughput_text(t, r.time_ns, element_unit(&r.id));
                 let per_item = match t {
                     Throughput::Elements(_) => format_ns(r.time_ns / n),
                     _ => "–".to_owned(),
@@ -264,13 +264,24 @@ pub(crate) fn render(results: &[BenchResult], machine: &Machine) -> String {
     out
 }
 
+/// What a benchmark group counts as one element: SQL statements for the guard, rows for
+/// adapters and aggregation, sub-queries for DAG planning.
+pub(crate) fn element_unit(id: &str) -> &'static str {
+    match id.split('/').next().unwrap_or_default() {
+        "adapter" | "aggregate" | "aggregate_duckdb" | "artifacts" => "rows",
+        "dag" => "sub-queries",
+        "planner" => "questions",
+        _ => "statements",
+    }
+}
+
 /// `(items per iteration, rate text)` for a throughput at `time_ns` per iteration.
-fn throughput_text(t: Throughput, time_ns: f64) -> (f64, String) {
+fn throughput_text(t: Throughput, time_ns: f64, unit: &str) -> (f64, String) {
     let per_second = |n: u64| n as f64 / (time_ns * 1e-9);
     match t {
         Throughput::Elements(n) => (
             n as f64,
-            format!("{} statements/s", group_thousands(per_second(n))),
+            format!("{} {unit}/s", group_thousands(per_second(n))),
         ),
         Throughput::Bytes(n) => (
             n as f64,

@@ -7,9 +7,27 @@
 //! functions, subqueries). Every query must pass the guard, or the bench would time
 //! rejections. The benches are in `benches/`: `guard.rs` measures [`corpus`] statements
 //! checked per second by the SQL guard, against parsing alone.
+//!
+//! It also generates the inputs of the planning and aggregation benches: decompositions of
+//! 1 to 256 sub-queries for `dag.rs` ([`decomposition_json`], planned by [`plan_dag`]), and
+//! for `aggregate.rs` the join and group-by tables ([`join_tables`], [`group_by_table`]),
+//! their `ExecutionDag`s ([`join_dag`], [`group_by_dag`]), the same operations in DuckDB SQL
+//! ([`JOIN_SQL`], [`GROUP_BY_SQL`]) and the [`Summary`] that shows both agree.
+
+mod aggregation;
+mod dag;
 
 use nl2sql_state::Dialect;
 use nl2sql_validate::{GuardContext, SqlGuard, schema_from_ddl};
+
+pub use aggregation::{
+    BenchDag, DEFAULT_ROWS, GROUP_BY_SQL, JOIN_SQL, ROWS_ENV, STORES, Summary, group_by_dag,
+    group_by_table, join_dag, join_tables, rows_from_env, size_label, summary,
+};
+pub use dag::{
+    DAG_DATASOURCES, GroupKind, dag_resolution, decomposition, decomposition_json,
+    expected_node_count, group_layout, plan_dag,
+};
 
 /// `CREATE TABLE` statements of the bench schema (SQLite).
 pub const SCHEMA_DDL: &str = include_str!("../data/schema.sql");

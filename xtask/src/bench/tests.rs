@@ -102,3 +102,14 @@ fn slope_is_preferred_to_the_mean() {
     );
     assert_eq!(result.throughput, None);
 }
+
+#[test]
+fn elements_are_counted_in_the_unit_of_their_group() {
+    assert_eq!(element_unit("guard/check"), "statements");
+    assert_eq!(element_unit("adapter/sqlite"), "rows");
+    assert_eq!(element_unit("aggregate/join_1m_x_1m"), "rows");
+    assert_eq!(element_unit("aggregate_duckdb/group_by_1m"), "rows");
+    assert_eq!(element_unit("dag/plan/100"), "sub-queries");
+    assert_eq!(element_unit("planner/offline"), "questions");
+    assert_eq!(element_unit("artifacts/read_1m/local"), "rows");
+}

@@ -15,6 +15,7 @@
 //! (`EXECUTION_TIMEOUT`). Work runs on tokio's blocking pool.
 
 mod snapshot;
+mod write;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +32,8 @@ use nl2sql_adapter::{
     Limits, PlanFormat, QueryPlan, ResultError, ResultErrorCode, ResultFrame, TruncatedReason,
 };
 use nl2sql_state::{Dialect, SchemaSnapshot};
+
+pub use write::write_database;
 
 /// A DuckDB database file behind the adapter SPI.
 pub struct DuckDbAdapter {

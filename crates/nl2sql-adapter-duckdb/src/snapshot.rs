@@ -186,9 +186,11 @@ fn column_stats(
     let Some(sql) = introspect::stats_sql(Dialect::DuckDb, source, column, class) else {
         return Ok(None);
     };
-    // Counts as text too, so one reader serves every column.
+    // Counts as text too, so one reader serves every column; min and max as well, since a
+    // BOOLEAN column's are untyped NULLs, which the driver cannot read as text.
     let sql = format!(
-        "SELECT CAST(c0 AS VARCHAR), CAST(c1 AS VARCHAR), CAST(c2 AS VARCHAR), c3, c4 \
+        "SELECT CAST(c0 AS VARCHAR), CAST(c1 AS VARCHAR), CAST(c2 AS VARCHAR), \
+         CAST(c3 AS VARCHAR), CAST(c4 AS VARCHAR) \
          FROM ({sql}) AS s(c0, c1, c2, c3, c4)"
     );
     let rows = text_rows(conn, &sql, 5)?;

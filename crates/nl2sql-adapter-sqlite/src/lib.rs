@@ -36,6 +36,9 @@ use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
+mod write;
+pub use write::write_database;
+
 /// The schema name SQLite gives the main database.
 pub const MAIN_SCHEMA: &str = "main";
 

@@ -14,6 +14,7 @@
 mod breaker;
 mod collect;
 pub mod conformance;
+pub mod dataset;
 pub mod fixture;
 pub mod introspect;
 mod physical;
@@ -25,6 +26,9 @@ mod tests;
 
 pub use breaker::{BreakerConfig, BreakerState, CircuitBreaker};
 pub use collect::{Cell, ColumnKind, Push, ResultBuilder};
+pub use dataset::{
+    DatasetColumn, DatasetForeignKey, DatasetSpec, DatasetTable, DatasetType, DatasetValue,
+};
 pub use physical::{PhysicalReport, PhysicalSettings, validate_physical};
 pub use spi::{DatasourceAdapter, shape_check};
 pub use types::{

@@ -12,6 +12,8 @@ use nl2sql_adapter::{AdapterRequest, DatasourceAdapter, Limits, ResultErrorCode}
 use nl2sql_adapter_duckdb::DuckDbAdapter;
 use nl2sql_state::Dialect;
 
+mod write;
+
 /// A fresh DuckDB file with the fixture, in a directory of its own.
 fn fixture_db(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("nl2sql-duckdb-{}-{name}", std::process::id()));

@@ -11,6 +11,8 @@ use nl2sql_adapter::{
 };
 use nl2sql_adapter_sqlite::SqliteAdapter;
 
+mod write;
+
 fn fixture_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
 }

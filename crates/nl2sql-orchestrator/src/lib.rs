@@ -1,11 +1,26 @@
-//! The nl2sql pipeline. Today: the datasource registry, which turns the configuration
-//! file's datasources into adapters ([`DatasourceRegistry`], [`connect`]: a compile-time
-//! registry with one cargo feature per engine), and validation of SQL against a live
-//! datasource ([`validate_sql_live`]: the guard over the live schema, then EXPLAIN dry run
-//! and cost). DAG scheduling, retries and the `Engine` facade arrive with the pipeline.
+//! The nl2sql pipeline. [`Engine::ask`] answers a question: RBAC resolution, decomposition
+//! (progressively validated), the `ExecutionDag`, each layer's scans run concurrently
+//! through the SQL agent (retrieve tables, plan, logical validation, SQL generation,
+//! physical validation, sandboxed execution, parquet artifact; retries through the refiner
+//! with backoff), aggregation and the answer, under a global timeout and a cancellation
+//! token, with a JSON-lines run log. Also: the datasource registry ([`DatasourceRegistry`],
+//! [`connect`]: a compile-time registry with one cargo feature per engine), validation of
+//! SQL against a live datasource ([`validate_sql_live`]), the planner choice
+//! ([`build_planner`]) and, with the `sqlite` and `duckdb` features, the demo datasets
+//! (`demo::create_demo`).
 
 mod datasources;
+#[cfg(all(feature = "sqlite", feature = "duckdb"))]
+pub mod demo;
+mod engine;
 mod live;
+mod planners;
 
 pub use datasources::{DatasourceRegistry, connect, effective_url, limits_of};
+pub use engine::{
+    AskOptions, AttemptReport, Engine, EngineOptions, ErrorReport, RunLogEntry, RunResult,
+    SubQueryReport, TerminalTable, read_run_log, run_log_path,
+};
 pub use live::{LiveReport, validate_sql_live};
+pub use nl2sql_index::IndexReport;
+pub use planners::{PlannerChoice, build_planner};

@@ -1,0 +1,293 @@
+//! The `Engine` facade: one question through the whole pipeline (spec: pipeline.md).
+//!
+//! `ask` runs `datasource_resolver` → `decomposer` (progressive validation, one re-prompt
+//! with the findings) → `global_planner` (the validated `ExecutionDag`) → `layer_router`
+//! (each layer's scans concurrently on a bounded pool: a `JoinSet` and a semaphore) →
+//! per scan the SQL agent (`scan`) → `aggregator` → `answer_synthesizer`. The whole run
+//! races the caller's cancellation token and the global deadline; when either fires, the
+//! in-flight work is dropped (the `JoinSet` aborts its tasks) and the state so far is
+//! returned. Every node appends a line to the run log (`runlog`).
+
+mod options;
+mod result;
+mod rows;
+mod run;
+mod runlog;
+mod scan;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use nl2sql_adapter::{BreakerConfig, CircuitBreaker, DatasourceAdapter};
+use nl2sql_artifacts::{ArtifactStore, DEFAULT_PATH_TEMPLATE, LocalArtifactStore, PathTemplate};
+use nl2sql_index::{
+    DatasourceDocs, IndexReport, LexicalIndex, SchemaIndex, SchemaStore, index_datasource,
+};
+use nl2sql_planner::Planner;
+use nl2sql_state::{AccessPolicy, ErrorCode, PipelineError, PolicyFile, Severity, UserContext};
+
+use crate::datasources::DatasourceRegistry;
+
+pub use options::{AskOptions, EngineOptions};
+pub use result::{AttemptReport, ErrorReport, RunResult, SubQueryReport, TerminalTable};
+pub use runlog::{RunLogEntry, read_run_log, run_log_path};
+
+/// Where RBAC comes from.
+#[derive(Debug, Clone)]
+enum Policy {
+    /// No policy configured: everything allowed.
+    None,
+    /// A policy file, resolved per caller from their roles (fails closed).
+    File(PolicyFile),
+    /// One fixed access policy for every caller.
+    Fixed(AccessPolicy),
+}
+
+/// Everything a run shares with its scans (cheap to clone: `Arc`s and settings).
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub(crate) registry: Arc<DatasourceRegistry>,
+    pub(crate) store: Arc<SchemaStore>,
+    pub(crate) index: Arc<dyn SchemaIndex>,
+    pub(crate) planner: Arc<dyn Planner>,
+    pub(crate) planner_breaker: Arc<CircuitBreaker>,
+    pub(crate) artifacts: Arc<dyn ArtifactStore>,
+    pub(crate) options: EngineOptions,
+    pub(crate) data_dir: Option<PathBuf>,
+}
+
+/// The pipeline facade: datasources, schema store and index, planner, artifact store and
+/// settings. Cheap to clone; `ask` may run concurrently.
+#[derive(Clone)]
+pub struct Engine {
+    shared: Shared,
+    policy: Policy,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("registry", &self.shared.registry)
+            .field("planner", &self.shared.planner.name())
+            .field("artifacts", &self.shared.artifacts)
+            .field("data_dir", &self.shared.data_dir)
+            .field("options", &self.shared.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// An engine over `registry` with the given store, index, planner and artifact store;
+    /// default options, no policy (everything allowed), no run log.
+    pub fn new(
+        registry: DatasourceRegistry,
+        store: SchemaStore,
+        index: Arc<dyn SchemaIndex>,
+        planner: Arc<dyn Planner>,
+        artifacts: Arc<dyn ArtifactStore>,
+    ) -> Self {
+        Engine {
+            shared: Shared {
+                registry: Arc::new(registry),
+                store: Arc::new(store),
+                index,
+                planner,
+                planner_breaker: Arc::new(CircuitBreaker::new(
+                    "planner",
+                    BreakerConfig {
+                        fail_max: 5,
+                        reset_timeout: Duration::from_secs(60),
+                    },
+                )),
+                artifacts,
+                options: EngineOptions::default(),
+                data_dir: None,
+            },
+            policy: Policy::None,
+        }
+    }
+
+    /// An engine with everything in memory except artifacts, which go to
+    /// `artifact_dir` (a local store).
+    pub fn in_memory(
+        registry: DatasourceRegistry,
+        planner: Arc<dyn Planner>,
+        artifact_dir: &Path,
+    ) -> Result<Self, PipelineError> {
+        let artifacts =
+            LocalArtifactStore::new(artifact_dir, PathTemplate::parse(DEFAULT_PATH_TEMPLATE)?)?;
+        Ok(Engine::new(
+            registry,
+            SchemaStore::in_memory(),
+            Arc::new(LexicalIndex::in_memory()),
+            planner,
+            Arc::new(artifacts),
+        ))
+    }
+
+    /// An engine keeping its schema store, index, artifacts (`<data_dir>/artifacts`) and
+    /// run logs (`<data_dir>/runs`) under `data_dir`.
+    pub fn open(
+        registry: DatasourceRegistry,
+        planner: Arc<dyn Planner>,
+        data_dir: &Path,
+    ) -> Result<Self, PipelineError> {
+        let store = SchemaStore::open(data_dir)?;
+        let index = LexicalIndex::open(data_dir)?;
+        let artifacts = LocalArtifactStore::new(
+            data_dir.join("artifacts"),
+            PathTemplate::parse(DEFAULT_PATH_TEMPLATE)?,
+        )?;
+        Ok(Engine::new(
+            registry,
+            store,
+            Arc::new(index),
+            planner,
+            Arc::new(artifacts),
+        )
+        .with_data_dir(data_dir))
+    }
+
+    /// The same engine with `options`.
+    #[must_use]
+    pub fn with_options(mut self, options: EngineOptions) -> Self {
+        self.shared.options = options;
+        self
+    }
+
+    /// The same engine writing run logs under `data_dir/runs`.
+    #[must_use]
+    pub fn with_data_dir(mut self, data_dir: &Path) -> Self {
+        self.shared.data_dir = Some(data_dir.to_path_buf());
+        self
+    }
+
+    /// The same engine resolving each caller's access from `policy` and their roles
+    /// (no roles or unknown roles allow nothing).
+    #[must_use]
+    pub fn with_policy_file(mut self, policy: PolicyFile) -> Self {
+        self.policy = Policy::File(policy);
+        self
+    }
+
+    /// The same engine applying `access` to every caller.
+    #[must_use]
+    pub fn with_access_policy(mut self, access: AccessPolicy) -> Self {
+        self.policy = Policy::Fixed(access);
+        self
+    }
+
+    /// The settings.
+    pub fn options(&self) -> &EngineOptions {
+        &self.shared.options
+    }
+
+    /// The datasource registry.
+    pub fn registry(&self) -> &DatasourceRegistry {
+        &self.shared.registry
+    }
+
+    /// The schema store.
+    pub fn store(&self) -> &SchemaStore {
+        &self.shared.store
+    }
+
+    /// The run log of `trace_id`, when the engine has a data dir.
+    pub fn run_log_path(&self, trace_id: &str) -> Option<PathBuf> {
+        self.shared
+            .data_dir
+            .as_deref()
+            .map(|d| run_log_path(d, trace_id))
+    }
+
+    /// The access policy of `user`.
+    pub fn access_for(&self, user: &UserContext) -> AccessPolicy {
+        match &self.policy {
+            Policy::None => AccessPolicy::allow_all(),
+            Policy::File(p) => p.access_for(&user.roles),
+            Policy::Fixed(a) => a.clone(),
+        }
+    }
+
+    /// Snapshots and indexes every datasource of the registry, in id order; one that
+    /// cannot be reached or described is reported in `failed` and the others continue.
+    pub async fn index_all(&self) -> IndexReport {
+        let ids: Vec<String> = self
+            .shared
+            .registry
+            .ids()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        self.index_these(&ids).await
+    }
+
+    /// Indexes only the datasources the schema store holds no snapshot of (a first `ask`
+    /// on a new configuration or `--db`); the others keep their stored version.
+    pub async fn index_missing(&self) -> IndexReport {
+        let ids: Vec<String> = self
+            .shared
+            .registry
+            .ids()
+            .into_iter()
+            .filter(|id| self.shared.store.latest_version(id).is_none())
+            .map(str::to_owned)
+            .collect();
+        self.index_these(&ids).await
+    }
+
+    async fn index_these(&self, ids: &[String]) -> IndexReport {
+        let mut report = IndexReport::default();
+        for id in ids {
+            let id = id.as_str();
+            let adapter: Arc<dyn DatasourceAdapter> = match self.shared.registry.adapter(id).await {
+                Ok(a) => a,
+                Err(e) => {
+                    let err = e.to_pipeline_error("indexing");
+                    report.failed.push((id.to_owned(), err));
+                    continue;
+                }
+            };
+            let docs = DatasourceDocs {
+                description: self
+                    .shared
+                    .registry
+                    .config(id)
+                    .ok()
+                    .and_then(|c| c.description.clone()),
+                examples: Vec::new(),
+            };
+            let outcome = index_datasource(
+                adapter.as_ref(),
+                &self.shared.store,
+                self.shared.index.as_ref(),
+                &docs,
+                &mut |_| {},
+            )
+            .await;
+            match outcome {
+                Ok(stats) => report.indexed.push(stats),
+                Err(e) => report.failed.push((id.to_owned(), e)),
+            }
+        }
+        report
+    }
+
+    /// Answers `question` (spec: pipeline.md §5). Never fails: every problem is in the
+    /// result's errors and status.
+    pub async fn ask(&self, question: &str, opts: AskOptions) -> RunResult {
+        let access = self.access_for(&opts.user);
+        run::run(self.shared.clone(), question, opts, access).await
+    }
+}
+
+/// A `CANCELLED` error from `node`.
+pub(crate) fn cancelled(node: &str) -> PipelineError {
+    PipelineError::new(
+        node,
+        ErrorCode::Cancelled,
+        Severity::Error,
+        "Pipeline cancelled by user.",
+    )
+}

@@ -1,0 +1,198 @@
+//! The run log (spec: graph-state.md §7): one JSON line per node execution and per planner
+//! call, appended to `<data_dir>/runs/<trace_id>.jsonl` with one `write_all` per line, so
+//! a crash leaves a readable prefix.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use nl2sql_state::{ErrorCode, PipelineError, Severity};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One line of a run log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunLogEntry {
+    /// The run.
+    pub trace_id: String,
+    /// Per-run counter, from 0, in file order.
+    pub seq: u64,
+    /// The node (`datasource_resolver`, `decomposer`, `ast_planner`, …) or planner step
+    /// (`planner:<step>`).
+    pub node: String,
+    /// `sql_agent:<node_id>:<trace_id>` for nodes of a scan.
+    #[serde(default)]
+    pub subgraph_id: Option<String>,
+    /// The scan's planning attempt (1-based), for nodes of a scan.
+    #[serde(default)]
+    pub attempt: Option<u32>,
+    /// UTC ISO-8601.
+    pub started_at: String,
+    /// Duration in milliseconds.
+    pub duration_ms: u64,
+    /// What the node produced (inputs and outputs; for planner calls `{step, request,
+    /// response}` so a run can be replayed).
+    pub delta: Value,
+    /// The errors it produced.
+    #[serde(default)]
+    pub errors: Vec<PipelineError>,
+}
+
+/// Where the run log of `trace_id` lives under `data_dir`.
+pub fn run_log_path(data_dir: &Path, trace_id: &str) -> PathBuf {
+    data_dir.join("runs").join(format!("{trace_id}.jsonl"))
+}
+
+/// Reads a run log. Errors (`INVALID_STATE`): unreadable file or a line that is not an
+/// entry (the message names the line).
+pub fn read_run_log(path: &Path) -> Result<Vec<RunLogEntry>, PipelineError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        PipelineError::new(
+            "run_log",
+            ErrorCode::InvalidState,
+            Severity::Error,
+            format!("cannot read run log {}: {e}", path.display()),
+        )
+    })?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, line)| {
+            serde_json::from_str(line).map_err(|e| {
+                PipelineError::new(
+                    "run_log",
+                    ErrorCode::InvalidState,
+                    Severity::Error,
+                    format!("run log {} line {}: {e}", path.display(), i + 1),
+                )
+            })
+        })
+        .collect()
+}
+
+/// The writer of one run's log; without a data dir it records nothing.
+#[derive(Debug)]
+pub(crate) struct RunLog {
+    trace_id: String,
+    /// The file and the next sequence number, under one lock so lines are in `seq` order.
+    file: Option<Mutex<(File, u64)>>,
+}
+
+impl RunLog {
+    /// A log under `data_dir` (none when `None`); a file that cannot be created is a
+    /// warning, and the run goes on without a log.
+    pub(crate) fn open(data_dir: Option<&Path>, trace_id: &str) -> (RunLog, Option<String>) {
+        let mut log = RunLog {
+            trace_id: trace_id.to_owned(),
+            file: None,
+        };
+        let Some(dir) = data_dir else {
+            return (log, None);
+        };
+        let path = run_log_path(dir, trace_id);
+        let opened = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| OpenOptions::new().create(true).append(true).open(&path));
+        match opened {
+            Ok(f) => {
+                log.file = Some(Mutex::new((f, 0)));
+                (log, None)
+            }
+            Err(e) => (
+                log,
+                Some(format!("run log {} not written: {e}", path.display())),
+            ),
+        }
+    }
+
+    /// Appends one entry.
+    pub(crate) fn record(&self, rec: Record<'_>) {
+        let Some(file) = &self.file else { return };
+        let Ok(mut guard) = file.lock() else { return };
+        let (f, seq) = &mut *guard;
+        let entry = RunLogEntry {
+            trace_id: self.trace_id.clone(),
+            seq: *seq,
+            node: rec.node.to_owned(),
+            subgraph_id: rec.subgraph_id.map(str::to_owned),
+            attempt: rec.attempt,
+            started_at: iso8601(rec.started_at),
+            duration_ms: millis(rec.duration),
+            delta: rec.delta,
+            errors: rec.errors.to_vec(),
+        };
+        let mut line = match serde_json::to_string(&entry) {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(error = %e, "run log entry not serialisable");
+                return;
+            }
+        };
+        line.push('\n');
+        match f.write_all(line.as_bytes()).and_then(|()| f.flush()) {
+            Ok(()) => *seq += 1,
+            Err(e) => tracing::warn!(error = %e, "run log line not written"),
+        }
+    }
+}
+
+/// One node execution to record.
+pub(crate) struct Record<'a> {
+    pub(crate) node: &'a str,
+    pub(crate) subgraph_id: Option<&'a str>,
+    pub(crate) attempt: Option<u32>,
+    pub(crate) started_at: SystemTime,
+    pub(crate) duration: Duration,
+    pub(crate) delta: Value,
+    pub(crate) errors: &'a [PipelineError],
+}
+
+/// Whole milliseconds, saturating.
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` in UTC.
+pub(crate) fn iso8601(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    let (y, m, day) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 → (year, month, day) (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_utc_timestamps() {
+        let t = UNIX_EPOCH + Duration::from_millis(1_709_210_096_789);
+        assert_eq!(iso8601(t), "2024-02-29T12:34:56.789Z");
+        assert_eq!(iso8601(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+    }
+}

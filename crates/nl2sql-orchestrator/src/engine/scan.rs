@@ -1,0 +1,686 @@
+//! The SQL agent for one scan (spec: pipeline.md §3): schema retrieval → plan → logical
+//! validation → SQL generation → physical validation → execution → artifact, with the
+//! retry handler (exponential backoff with jitter) and the refiner between attempts.
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use arrow::datatypes::Schema;
+use nl2sql_adapter::{
+    AdapterRequest, DatasourceAdapter, PhysicalSettings, RequestLimits, ResultFrame,
+    validate_physical,
+};
+use nl2sql_artifacts::ArtifactMeta;
+use nl2sql_index::{SchemaContext, SchemaRequest, SchemaRetriever};
+use nl2sql_plan::{FilterValue, PlanModel, SubQuery};
+use nl2sql_planner::{OfflinePlanner, PlanRequest, RefineRequest, Step};
+use nl2sql_sqlgen::SqlGenerator;
+use nl2sql_state::{
+    AccessPolicy, ArtifactRef, ErrorCode, PipelineError, ScanStatus, SchemaSnapshot, Severity,
+};
+use nl2sql_validate::{LogicalContext, validate_plan};
+use serde_json::{Value, json};
+
+use super::cancelled;
+use super::result::{AttemptReport, ErrorReport, SubQueryReport};
+use super::run::RunCtx;
+use super::runlog::Record;
+
+/// What a scan leaves in the run.
+pub(crate) struct ScanOutcome {
+    pub(crate) report: SubQueryReport,
+    /// The errors that ended the scan (empty when it succeeded).
+    pub(crate) errors: Vec<PipelineError>,
+    pub(crate) warnings: Vec<String>,
+}
+
+/// The per-scan context.
+struct Scan<'a> {
+    ctx: &'a RunCtx,
+    sq: &'a SubQuery,
+    subgraph_id: String,
+}
+
+impl Scan<'_> {
+    fn log(
+        &self,
+        node: &str,
+        attempt: Option<u32>,
+        t: (SystemTime, Instant),
+        delta: Value,
+        errors: &[PipelineError],
+    ) {
+        self.ctx.log.record(Record {
+            node,
+            subgraph_id: Some(&self.subgraph_id),
+            attempt,
+            started_at: t.0,
+            duration: t.1.elapsed(),
+            delta,
+            errors,
+        });
+    }
+}
+
+fn now() -> (SystemTime, Instant) {
+    (SystemTime::now(), Instant::now())
+}
+
+/// One attempt's result.
+#[derive(Default)]
+struct Attempt {
+    plan: Option<PlanModel>,
+    sql: Option<String>,
+    /// Blocking errors of the step that stopped the attempt.
+    errors: Vec<PipelineError>,
+    artifact: Option<ArtifactRef>,
+    row_count: Option<u64>,
+    done: bool,
+}
+
+/// Runs one scan to its end; every exit path yields an outcome.
+pub(crate) async fn run_scan(ctx: Arc<RunCtx>, sq: SubQuery) -> ScanOutcome {
+    let scan = Scan {
+        ctx: &ctx,
+        sq: &sq,
+        subgraph_id: format!("sql_agent:{}:{}", sq.id, ctx.trace_id),
+    };
+    let mut report = SubQueryReport {
+        id: sq.id.clone(),
+        datasource_id: sq.datasource_id.clone(),
+        intent: sq.intent.clone(),
+        status: ScanStatus::Running,
+        plan: None,
+        sql: None,
+        attempts: 0,
+        row_count: None,
+        artifact: None,
+        attempt_log: Vec::new(),
+    };
+    let mut warnings = Vec::new();
+    let errors = drive(&scan, &mut report, &mut warnings).await;
+    ScanOutcome {
+        report,
+        errors,
+        warnings,
+    }
+}
+
+/// The state machine; returns the errors that ended the scan.
+async fn drive(
+    scan: &Scan<'_>,
+    report: &mut SubQueryReport,
+    warnings: &mut Vec<String>,
+) -> Vec<PipelineError> {
+    let ctx = scan.ctx;
+    let ds = scan.sq.datasource_id.as_str();
+    if ctx.cancel.is_cancelled() {
+        report.status = ScanStatus::Cancelled;
+        return vec![cancelled("sql_agent")];
+    }
+    // The adapter (through the datasource's breaker).
+    let t = now();
+    let adapter = match ctx.shared.registry.adapter(ds).await {
+        Ok(a) => a,
+        Err(e) => {
+            let err = PipelineError::new(
+                "executor",
+                ErrorCode::ServiceUnavailable,
+                Severity::Critical,
+                format!("Datasource '{ds}' is unavailable: {}", e.safe_message),
+            );
+            scan.log(
+                "executor",
+                None,
+                t,
+                json!({"datasource_id": ds}),
+                std::slice::from_ref(&err),
+            );
+            report.status = ScanStatus::Failed;
+            return vec![err];
+        }
+    };
+    // schema_retriever.
+    let t = now();
+    let request = schema_request(scan.sq);
+    let retrieved =
+        SchemaRetriever::new(ctx.shared.index.as_ref(), &ctx.shared.store).retrieve(&request);
+    let schema: SchemaContext = match retrieved {
+        Ok(mut s) => {
+            // The planner sees only what the caller may read, so it never plans a denied
+            // column (the logical validator still checks the plan against the policy).
+            hide_denied(&mut s.snapshot, &ctx.access, &scan.sq.datasource_id);
+            s
+        }
+        Err(mut e) => {
+            e.node = "schema_retriever".to_owned();
+            e.severity = Severity::Critical;
+            scan.log(
+                "schema_retriever",
+                None,
+                t,
+                Value::Null,
+                std::slice::from_ref(&e),
+            );
+            report.status = ScanStatus::Failed;
+            return vec![e];
+        }
+    };
+    warnings.extend(schema.warnings.iter().cloned());
+    let tables: Vec<String> = schema.snapshot.contract.tables.keys().cloned().collect();
+    scan.log(
+        "schema_retriever",
+        None,
+        t,
+        json!({"schema_version": schema.schema_version, "tables": tables, "fallback": schema.fallback}),
+        &[],
+    );
+
+    let options = &ctx.shared.options;
+    let mut feedback: Option<String> = None;
+    let mut history: Vec<String> = Vec::new();
+    let mut attempt_no: u32 = 0;
+    loop {
+        attempt_no += 1;
+        report.attempts = attempt_no;
+        let plan_request = PlanRequest {
+            question: ctx.question.clone(),
+            sub_query: scan.sq.clone(),
+            dialect: adapter.dialect(),
+            schema: schema.snapshot.clone(),
+            feedback: feedback.clone(),
+            today: options.today.clone(),
+        };
+        let a = attempt(
+            scan,
+            adapter.as_ref(),
+            &schema,
+            &plan_request,
+            attempt_no,
+            warnings,
+        )
+        .await;
+        report.plan = a.plan.as_ref().and_then(|p| serde_json::to_value(p).ok());
+        report.sql.clone_from(&a.sql);
+        report.attempt_log.push(AttemptReport {
+            attempt: attempt_no,
+            plan: report.plan.clone(),
+            sql: a.sql.clone(),
+            errors: a
+                .errors
+                .iter()
+                .map(|e| ErrorReport::of_scan(e, &scan.sq.id, ds))
+                .collect(),
+            feedback: feedback.clone(),
+        });
+        if a.done {
+            report.status = ScanStatus::Succeeded;
+            report.artifact = a.artifact;
+            report.row_count = a.row_count;
+            return Vec::new();
+        }
+        for e in &a.errors {
+            history.push(format!("[{}]: {}", e.node, e.safe_message()));
+        }
+        // route(step).
+        if ctx.cancel.is_cancelled() || a.errors.iter().any(|e| e.code == ErrorCode::Cancelled) {
+            report.status = ScanStatus::Cancelled;
+            return a.errors;
+        }
+        let retryable = a.errors.iter().all(PipelineError::is_retryable);
+        if !retryable || attempt_no > options.max_retries {
+            report.status = ScanStatus::Failed;
+            return a.errors;
+        }
+        // retry_handler: backoff with jitter, raced against cancellation.
+        let t = now();
+        let n = attempt_no - 1;
+        let exp = options
+            .retry_base_delay
+            .saturating_mul(2u32.saturating_pow(n))
+            .min(options.retry_max_delay);
+        let delay = exp + options.retry_jitter.mul_f64(ctx.uniform());
+        let waited = tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => false,
+            () = tokio::time::sleep(delay) => true,
+        };
+        let handler_errors = if waited {
+            Vec::new()
+        } else {
+            vec![cancelled("retry_handler")]
+        };
+        scan.log(
+            "retry_handler",
+            Some(attempt_no),
+            t,
+            json!({"retry_count": attempt_no, "delay_ms": u64::try_from(delay.as_millis()).unwrap_or(u64::MAX)}),
+            &handler_errors,
+        );
+        if !waited {
+            report.status = ScanStatus::Cancelled;
+            return handler_errors;
+        }
+        // refiner (falls back to the offline refiner).
+        let t = now();
+        let refine = RefineRequest {
+            plan_request: plan_request.clone(),
+            failed_plan: a.plan.clone(),
+            errors: a.errors.clone(),
+            history: history.clone(),
+        };
+        let planner = Arc::clone(&ctx.shared.planner);
+        let req = refine.clone();
+        let refined = ctx
+            .planner_call(
+                Step::Refiner,
+                Some(&scan.subgraph_id),
+                Some(attempt_no),
+                &refine,
+                async move { planner.refine(&req).await },
+            )
+            .await;
+        let text = match refined {
+            Ok(f) => f,
+            Err(e) if e.code == ErrorCode::Cancelled => {
+                report.status = ScanStatus::Cancelled;
+                return vec![e];
+            }
+            Err(_) => OfflinePlanner::new().refine_sync(&refine),
+        };
+        let mut fb = text.clone();
+        for e in &a.errors {
+            fb.push_str(&format!("\n- {}: {}", e.code, e.safe_message()));
+        }
+        scan.log(
+            "refiner",
+            Some(attempt_no),
+            t,
+            json!({"feedback": text}),
+            &[],
+        );
+        history.push(format!("[refiner]: {text}"));
+        feedback = Some(fb);
+    }
+}
+
+/// One attempt: plan → logical → generate → physical → execute → artifact.
+async fn attempt(
+    scan: &Scan<'_>,
+    adapter: &dyn DatasourceAdapter,
+    schema: &SchemaContext,
+    plan_request: &PlanRequest,
+    n: u32,
+    warnings: &mut Vec<String>,
+) -> Attempt {
+    let ctx = scan.ctx;
+    let ds = scan.sq.datasource_id.as_str();
+    let options = &ctx.shared.options;
+    let mut out = Attempt::default();
+    let blocking = |errs: &[PipelineError]| -> Vec<PipelineError> {
+        errs.iter().filter(|e| e.is_blocking()).cloned().collect()
+    };
+
+    // ast_planner.
+    let t = now();
+    let planner = Arc::clone(&ctx.shared.planner);
+    let req = plan_request.clone();
+    let planned = ctx
+        .planner_call(
+            Step::AstPlanner,
+            Some(&scan.subgraph_id),
+            Some(n),
+            plan_request,
+            async move { planner.plan(&req).await },
+        )
+        .await;
+    let plan = match planned {
+        Ok(p) => p,
+        Err(mut e) => {
+            e.node = "ast_planner".to_owned();
+            scan.log(
+                "ast_planner",
+                Some(n),
+                t,
+                Value::Null,
+                std::slice::from_ref(&e),
+            );
+            out.errors = vec![e];
+            return out;
+        }
+    };
+    scan.log("ast_planner", Some(n), t, json!({"plan": plan}), &[]);
+    out.plan = Some(plan.clone());
+
+    // logical_validator.
+    let t = now();
+    let lctx = LogicalContext {
+        datasource_id: Some(ds.to_owned()),
+        contract: &schema.snapshot.contract,
+        metadata: schema.snapshot.metadata.as_ref(),
+        expected_schema: scan
+            .sq
+            .expected_schema
+            .iter()
+            .map(|c| c.name.clone())
+            .collect(),
+        policy: ctx.access.clone(),
+        strict_columns: options.strict_columns,
+    };
+    let logical = validate_plan(Some(&plan), &lctx);
+    scan.log(
+        "logical_validator",
+        Some(n),
+        t,
+        json!({"reasoning": logical.reasoning}),
+        &logical.findings,
+    );
+    for f in logical.findings.iter().filter(|f| !f.is_blocking()) {
+        warnings.push(f.message.clone());
+    }
+    if !logical.is_ok() {
+        out.errors = blocking(&logical.findings);
+        return out;
+    }
+
+    // generator.
+    let t = now();
+    let limits = ctx
+        .shared
+        .registry
+        .limits(ds)
+        .unwrap_or_else(|_| adapter.limits());
+    let full = ctx
+        .shared
+        .store
+        .get_snapshot(ds, &schema.schema_version)
+        .unwrap_or_else(|| schema.snapshot.clone());
+    let generated = SqlGenerator::new(adapter.dialect())
+        .with_schema(&full.contract)
+        .with_row_limit(limits.row_limit)
+        .generate(&plan);
+    let sql = match generated {
+        Ok(s) => s,
+        Err(mut e) => {
+            e.node = "generator".to_owned();
+            scan.log(
+                "generator",
+                Some(n),
+                t,
+                Value::Null,
+                std::slice::from_ref(&e),
+            );
+            out.errors = vec![e];
+            return out;
+        }
+    };
+    scan.log("generator", Some(n), t, json!({"sql_draft": sql}), &[]);
+    out.sql = Some(sql.clone());
+
+    // physical_validator.
+    let t = now();
+    let breaker = match ctx.shared.registry.breaker(ds) {
+        Ok(b) => b,
+        Err(e) => {
+            let e = PipelineError::new(
+                "physical_validator",
+                ErrorCode::MissingDatasourceId,
+                Severity::Error,
+                e.to_string(),
+            );
+            out.errors = vec![e];
+            return out;
+        }
+    };
+    let settings = PhysicalSettings {
+        max_cost: options.max_cost,
+        policy: Some(ctx.access.clone()),
+        generated: true,
+    };
+    let physical = tokio::select! {
+        biased;
+        () = ctx.cancel.cancelled() => None,
+        r = tokio::time::timeout(
+            options.database_timeout,
+            validate_physical(adapter, &breaker, &full.contract, &sql, &settings),
+        ) => Some(r),
+    };
+    let physical = match physical {
+        None => {
+            out.errors = vec![cancelled("physical_validator")];
+            return out;
+        }
+        Some(Err(_)) => {
+            let e = PipelineError::new(
+                "physical_validator",
+                ErrorCode::ExecutionTimeout,
+                Severity::Error,
+                format!("Datasource '{ds}' did not finish the dry run in time."),
+            );
+            scan.log(
+                "physical_validator",
+                Some(n),
+                t,
+                Value::Null,
+                std::slice::from_ref(&e),
+            );
+            out.errors = vec![e];
+            return out;
+        }
+        Some(Ok(r)) => r,
+    };
+    scan.log(
+        "physical_validator",
+        Some(n),
+        t,
+        json!({"dry_run": physical.dry_run, "cost": physical.cost, "reasoning": physical.reasoning}),
+        &physical.errors,
+    );
+    for f in physical.errors.iter().filter(|f| !f.is_blocking()) {
+        warnings.push(f.message.clone());
+    }
+    if physical.is_blocking() {
+        out.errors = blocking(&physical.errors);
+        return out;
+    }
+    if !options.execute {
+        out.done = true;
+        return out;
+    }
+
+    // executor.
+    let t = now();
+    if let Err(e) = breaker.before_call() {
+        let e = e.to_pipeline_error("executor");
+        scan.log(
+            "executor",
+            Some(n),
+            t,
+            Value::Null,
+            std::slice::from_ref(&e),
+        );
+        out.errors = vec![e];
+        return out;
+    }
+    let mut request = AdapterRequest::sql(sql.clone());
+    request.trace_id = Some(ctx.trace_id.clone());
+    request.limits = RequestLimits {
+        row_limit: Some(limits.row_limit),
+        timeout_ms: Some(limits.statement_timeout_ms),
+        max_bytes: Some(limits.max_bytes),
+    };
+    let frame: Option<Result<ResultFrame, _>> = tokio::select! {
+        biased;
+        () = ctx.cancel.cancelled() => None,
+        r = tokio::time::timeout(options.database_timeout, adapter.execute(request)) => Some(r),
+    };
+    let frame = match frame {
+        None => {
+            out.errors = vec![cancelled("executor")];
+            return out;
+        }
+        Some(Err(_)) => {
+            let e = PipelineError::new(
+                "executor",
+                ErrorCode::ExecutionTimeout,
+                Severity::Error,
+                format!("Datasource '{ds}' did not finish the query in time."),
+            );
+            scan.log(
+                "executor",
+                Some(n),
+                t,
+                Value::Null,
+                std::slice::from_ref(&e),
+            );
+            out.errors = vec![e];
+            return out;
+        }
+        Some(Ok(f)) => f,
+    };
+    breaker.record(frame.error.as_ref());
+    if !frame.success {
+        let e = match &frame.error {
+            Some(err) => err.to_pipeline_error("executor"),
+            None => PipelineError::new(
+                "executor",
+                ErrorCode::ExecutionFailed,
+                Severity::Error,
+                "SQL execution failed.",
+            ),
+        };
+        scan.log(
+            "executor",
+            Some(n),
+            t,
+            json!({"sql": sql}),
+            std::slice::from_ref(&e),
+        );
+        out.errors = vec![e];
+        return out;
+    }
+    if frame.truncated {
+        warnings.push(format!(
+            "The result of sub-query {} was truncated at {} rows.",
+            scan.sq.id, frame.row_count
+        ));
+    }
+    let schema_ref = frame
+        .schema
+        .clone()
+        .or_else(|| frame.batches.first().map(|b| b.schema()))
+        .unwrap_or_else(|| Arc::new(Schema::empty()));
+    let meta = ArtifactMeta {
+        tenant_id: ctx
+            .user
+            .tenant_id
+            .clone()
+            .unwrap_or_else(|| "default".to_owned()),
+        request_id: ctx.trace_id.clone(),
+        subgraph_name: "sql_agent".to_owned(),
+        dag_node_id: scan.sq.id.clone(),
+        schema_version: Some(schema.schema_version.clone()),
+    };
+    let written = tokio::select! {
+        biased;
+        () = ctx.cancel.cancelled() => None,
+        r = ctx.shared.artifacts.write(&meta, schema_ref, &frame.batches) => Some(r),
+    };
+    let artifact = match written {
+        None => {
+            out.errors = vec![cancelled("executor")];
+            return out;
+        }
+        Some(Err(mut e)) => {
+            e.node = "executor".to_owned();
+            e.severity = Severity::Critical;
+            scan.log(
+                "executor",
+                Some(n),
+                t,
+                Value::Null,
+                std::slice::from_ref(&e),
+            );
+            out.errors = vec![e];
+            return out;
+        }
+        Some(Ok(a)) => a,
+    };
+    scan.log(
+        "executor",
+        Some(n),
+        t,
+        json!({
+            "artifact": artifact,
+            "metrics": {"row_count": frame.row_count, "bytes_returned": frame.bytes},
+        }),
+        &[],
+    );
+    out.row_count = Some(frame.row_count);
+    out.artifact = Some(artifact);
+    out.done = true;
+    out
+}
+
+/// The schema retriever's request for a sub-query.
+fn schema_request(sq: &SubQuery) -> SchemaRequest {
+    SchemaRequest {
+        datasource_id: sq.datasource_id.clone(),
+        schema_version: sq.schema_version.clone(),
+        intent: sq.intent.clone(),
+        filters: sq
+            .filters
+            .iter()
+            .map(|f| (f.attribute.clone(), filter_values(&f.value)))
+            .collect(),
+        group_by: sq.group_by.iter().map(|g| g.attribute.clone()).collect(),
+        expected_schema: sq.expected_schema.iter().map(|c| c.name.clone()).collect(),
+        metrics: sq.metrics.iter().map(|m| m.name.clone()).collect(),
+    }
+}
+
+fn filter_values(v: &FilterValue) -> Vec<String> {
+    match serde_json::to_value(v) {
+        Ok(Value::Array(items)) => items.iter().map(value_text).collect(),
+        Ok(other) => vec![value_text(&other)],
+        Err(_) => Vec::new(),
+    }
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Removes the tables `access` does not allow and the columns it denies from `snapshot`
+/// (contract and metadata).
+fn hide_denied(snapshot: &mut SchemaSnapshot, access: &AccessPolicy, datasource_id: &str) {
+    snapshot.contract.tables.retain(|_, t| {
+        access.table_allowed(
+            datasource_id,
+            Some(&t.table.schema_name),
+            &t.table.table_name,
+        )
+    });
+    for table in snapshot.contract.tables.values_mut() {
+        let name = table.table.table_name.clone();
+        table
+            .columns
+            .retain(|column, _| !access.column_denied(datasource_id, &name, column));
+    }
+    if let Some(metadata) = snapshot.metadata.as_mut() {
+        let contract = &snapshot.contract;
+        metadata
+            .tables
+            .retain(|key, _| contract.tables.contains_key(key));
+        for (key, table) in metadata.tables.iter_mut() {
+            if let Some(kept) = contract.tables.get(key) {
+                table
+                    .columns
+                    .retain(|column, _| kept.columns.contains_key(column));
+            }
+        }
+    }
+}

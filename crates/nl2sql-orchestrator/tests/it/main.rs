@@ -1,0 +1,3 @@
+//! Integration tests of the orchestrator: the `Engine` over the real fixture database.
+
+mod pipeline;

@@ -1,0 +1,448 @@
+//! The whole pipeline over `tests/data/fixtures/manufacturing.db` with the offline planner:
+//! exact answers, planning failures, a datasource that disappeared (partial results),
+//! cancellation, retries with refinement, and the run log.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use nl2sql_orchestrator::{
+    AskOptions, DatasourceRegistry, Engine, EngineOptions, RunResult, read_run_log,
+};
+use nl2sql_plan::{DecomposerResponse, PlanModel};
+use nl2sql_planner::{
+    AnswerRequest, DecomposeRequest, FinalAnswer, OfflinePlanner, PlanRequest, Planner,
+    RefineRequest,
+};
+use nl2sql_state::{ConfigFile, EnvSecrets, ErrorCode, PipelineError, RunStatus, ScanStatus};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
+}
+
+/// A fresh directory under the system temp dir (removed on drop).
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "nl2sql-orch-{name}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn fast_options() -> EngineOptions {
+    EngineOptions {
+        retry_base_delay: Duration::from_millis(5),
+        retry_max_delay: Duration::from_millis(20),
+        retry_jitter: Duration::from_millis(5),
+        jitter_seed: Some(7),
+        today: Some("2024-06-30".to_owned()),
+        ..EngineOptions::default()
+    }
+}
+
+/// An engine over the fixture (ad hoc URL), indexed, with everything under `dir`.
+async fn fixture_engine(dir: &Path, planner: Arc<dyn Planner>) -> Engine {
+    let url = format!(
+        "sqlite://{}",
+        fixture().canonicalize().expect("fixture engine").display()
+    );
+    let registry = DatasourceRegistry::ad_hoc(&url).expect("fixture engine");
+    let engine = Engine::open(registry, planner, dir)
+        .expect("fixture engine")
+        .with_options(fast_options());
+    let report = engine.index_all().await;
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    assert_eq!(report.indexed.len(), 1);
+    engine
+}
+
+fn parquet_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(parquet_files(&p));
+        } else if p.extension().is_some_and(|x| x == "parquet") {
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn codes(r: &RunResult) -> Vec<ErrorCode> {
+    r.errors.iter().map(|e| e.code).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counts_factories_exactly() {
+    let dir = TempDir::new("count");
+    let engine = fixture_engine(&dir.0, Arc::new(OfflinePlanner::new())).await;
+    let r = engine
+        .ask("How many factories do we have?", AskOptions::default())
+        .await;
+    assert!(r.success, "{:#?}", r.errors);
+    assert_eq!(r.status, RunStatus::Succeeded);
+    assert_eq!(r.rows, Some(vec![vec![json!(3)]]));
+    assert_eq!(r.subqueries.len(), 1);
+    let sq = &r.subqueries[0];
+    assert_eq!(sq.datasource_id, "manufacturing");
+    assert_eq!(sq.status, ScanStatus::Succeeded);
+    assert_eq!(sq.attempts, 1);
+    assert_eq!(sq.row_count, Some(1));
+    let sql = sq.sql.clone().unwrap_or_default().to_uppercase();
+    assert!(sql.contains("COUNT") && sql.contains("FACTORIES"), "{sql}");
+    assert!(sq.plan.is_some());
+    assert!(r.answer.as_ref().is_some_and(|a| a.summary.contains('3')));
+    assert!(r.dag.as_ref().and_then(|d| d.get("dag_id")).is_some());
+    for stage in [
+        "datasource_resolver",
+        "decomposer",
+        "layer_router",
+        "aggregator",
+        "total",
+    ] {
+        assert!(r.timings.contains_key(stage), "{stage}: {:?}", r.timings);
+    }
+    // One artifact, complete, under its final name.
+    assert_eq!(parquet_files(&dir.0.join("artifacts")).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_a_grouped_question_with_the_expected_table() {
+    let dir = TempDir::new("grouped");
+    let engine = fixture_engine(&dir.0, Arc::new(OfflinePlanner::new())).await;
+    let r = engine
+        .ask("How many machines per factory?", AskOptions::default())
+        .await;
+    assert!(r.success, "{:#?}", r.errors);
+    let columns = r.columns.clone().unwrap();
+    assert_eq!(columns.len(), 2, "{columns:?}");
+    let mut rows = r.rows.clone().unwrap();
+    rows.sort_by_key(|row| row[0].to_string());
+    // Machines by factory (the fixture has none in Plant Tokyo).
+    assert_eq!(columns, ["factory", "machine_count"]);
+    assert_eq!(
+        rows,
+        vec![
+            vec![json!("Plant Austin"), json!(2)],
+            vec![json!("Plant Berlin"), json!(1)],
+        ]
+    );
+    let sql = r.subqueries[0]
+        .sql
+        .clone()
+        .unwrap_or_default()
+        .to_uppercase();
+    assert!(sql.contains("GROUP BY"), "{sql}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_a_question_the_planner_cannot_link() {
+    let dir = TempDir::new("unlinked");
+    let engine = fixture_engine(&dir.0, Arc::new(OfflinePlanner::new())).await;
+    let r = engine
+        .ask(
+            "What is the airspeed velocity of an unladen swallow?",
+            AskOptions::default(),
+        )
+        .await;
+    assert!(!r.success);
+    assert_eq!(r.status, RunStatus::Failed);
+    let failures = r.errors_with(ErrorCode::PlanningFailure);
+    assert_eq!(failures.len(), 1, "{:#?}", r.errors);
+    assert!(
+        failures[0].message.contains("airspeed"),
+        "{}",
+        failures[0].message
+    );
+    assert!(r.subqueries.is_empty());
+    assert!(r.answer.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vanished_datasource_gives_a_partial_answer_naming_it() {
+    let dir = TempDir::new("partial");
+    let north = dir.0.join("north.db");
+    let south = dir.0.join("south.db");
+    std::fs::copy(fixture(), &north).unwrap();
+    std::fs::copy(fixture(), &south).unwrap();
+    let toml = format!(
+        "version = 1\n\n[[datasources]]\nid = \"plant_north\"\nurl = \"sqlite://{}\"\n\n[[datasources]]\nid = \"plant_south\"\nurl = \"sqlite://{}\"\n",
+        north.display(),
+        south.display()
+    );
+    let config = ConfigFile::from_toml_str(&toml).unwrap();
+    let data = dir.0.join("data");
+    let registry = || DatasourceRegistry::from_config(&config, &dir.0, &EnvSecrets).unwrap();
+    let planner: Arc<dyn Planner> = Arc::new(OfflinePlanner::new());
+    let indexer = Engine::open(registry(), Arc::clone(&planner), &data).unwrap();
+    let report = indexer.index_all().await;
+    assert_eq!(report.indexed.len(), 2, "{:?}", report.failed);
+    drop(indexer);
+
+    // The south plant's database disappears after indexing.
+    std::fs::remove_file(&south).unwrap();
+    let engine = Engine::open(registry(), planner, &data)
+        .unwrap()
+        .with_options(fast_options());
+    let r = engine
+        .ask(
+            "Compare the number of factories in plant north with the number of factories in plant south",
+            AskOptions::default(),
+        )
+        .await;
+    assert_eq!(r.subqueries.len(), 2, "{:#?}", r.errors);
+    assert!(!r.success);
+    let north_sq = r
+        .subqueries
+        .iter()
+        .find(|s| s.datasource_id == "plant_north")
+        .unwrap();
+    let south_sq = r
+        .subqueries
+        .iter()
+        .find(|s| s.datasource_id == "plant_south")
+        .unwrap();
+    assert_eq!(north_sq.status, ScanStatus::Succeeded);
+    assert_eq!(north_sq.row_count, Some(1));
+    assert_eq!(south_sq.status, ScanStatus::Failed);
+    let south_errors: Vec<_> = r
+        .errors
+        .iter()
+        .filter(|e| e.datasource_id.as_deref() == Some("plant_south"))
+        .collect();
+    assert!(!south_errors.is_empty(), "{:#?}", r.errors);
+    assert_eq!(south_errors[0].code, ErrorCode::ServiceUnavailable);
+    assert_eq!(
+        south_errors[0].subquery_id.as_deref(),
+        Some(south_sq.id.as_str())
+    );
+    assert!(south_errors[0].message.contains("plant_south"));
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains(&south_sq.id) && w.contains("plant_south")),
+        "{:?}",
+        r.warnings
+    );
+    assert!(
+        !r.errors
+            .iter()
+            .any(|e| e.datasource_id.as_deref() == Some("plant_north"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_run_stops_promptly_and_leaves_no_artifact() {
+    let dir = TempDir::new("cancel");
+    let engine = fixture_engine(&dir.0, Arc::new(OfflinePlanner::new())).await;
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let started = Instant::now();
+    let r = engine
+        .ask(
+            "How many factories do we have?",
+            AskOptions {
+                cancel,
+                ..AskOptions::default()
+            },
+        )
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(r.status, RunStatus::Cancelled);
+    assert!(!r.success);
+    assert_eq!(codes(&r), vec![ErrorCode::Cancelled]);
+    assert!(parquet_files(&dir.0.join("artifacts")).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_global_timeout_stops_a_slow_planner() {
+    let dir = TempDir::new("timeout");
+    let planner = Arc::new(SlowPlanner(OfflinePlanner::new()));
+    let engine = fixture_engine(&dir.0, planner)
+        .await
+        .with_options(EngineOptions {
+            global_timeout: Duration::from_millis(200),
+            ..fast_options()
+        });
+    let started = Instant::now();
+    let r = engine
+        .ask("How many factories do we have?", AskOptions::default())
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(r.status, RunStatus::TimedOut);
+    assert_eq!(codes(&r), vec![ErrorCode::PipelineTimeout]);
+    assert!(parquet_files(&dir.0.join("artifacts")).is_empty());
+}
+
+/// The offline planner, but its plan step never answers in time.
+#[derive(Debug)]
+struct SlowPlanner(OfflinePlanner);
+
+#[async_trait]
+impl Planner for SlowPlanner {
+    fn name(&self) -> String {
+        "slow".to_owned()
+    }
+    async fn decompose(&self, r: &DecomposeRequest) -> Result<DecomposerResponse, PipelineError> {
+        self.0.decompose(r).await
+    }
+    async fn plan(&self, r: &PlanRequest) -> Result<PlanModel, PipelineError> {
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        self.0.plan(r).await
+    }
+    async fn refine(&self, r: &RefineRequest) -> Result<String, PipelineError> {
+        self.0.refine(r).await
+    }
+    async fn answer(&self, r: &AnswerRequest) -> Result<FinalAnswer, PipelineError> {
+        self.0.answer(r).await
+    }
+}
+
+/// The offline planner, but its first plan names a column that does not exist.
+#[derive(Debug, Default)]
+struct FlakyPlanner {
+    inner: OfflinePlanner,
+    plans: AtomicU32,
+    feedback: std::sync::Mutex<Vec<Option<String>>>,
+}
+
+fn break_first_column(v: &mut Value) -> bool {
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::String(c)) = map.get_mut("column_name") {
+                *c = "no_such_column".to_owned();
+                return true;
+            }
+            map.values_mut().any(break_first_column)
+        }
+        Value::Array(items) => items.iter_mut().any(break_first_column),
+        _ => false,
+    }
+}
+
+#[async_trait]
+impl Planner for FlakyPlanner {
+    fn name(&self) -> String {
+        "flaky".to_owned()
+    }
+    async fn decompose(&self, r: &DecomposeRequest) -> Result<DecomposerResponse, PipelineError> {
+        self.inner.decompose(r).await
+    }
+    async fn plan(&self, r: &PlanRequest) -> Result<PlanModel, PipelineError> {
+        self.feedback.lock().expect("lock").push(r.feedback.clone());
+        let plan = self.inner.plan(r).await?;
+        if self.plans.fetch_add(1, Ordering::SeqCst) > 0 {
+            return Ok(plan);
+        }
+        let mut v = serde_json::to_value(&plan).expect("plan json");
+        assert!(break_first_column(&mut v), "{v}");
+        Ok(serde_json::from_value(v).expect("plan"))
+    }
+    async fn refine(&self, r: &RefineRequest) -> Result<String, PipelineError> {
+        self.inner.refine(r).await
+    }
+    async fn answer(&self, r: &AnswerRequest) -> Result<FinalAnswer, PipelineError> {
+        self.inner.answer(r).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_first_plan_is_refined_and_retried() {
+    let dir = TempDir::new("retry");
+    let planner = Arc::new(FlakyPlanner::default());
+    let engine = fixture_engine(&dir.0, planner.clone()).await;
+    let r = engine
+        .ask("List the names of all factories", AskOptions::default())
+        .await;
+    assert!(r.success, "{:#?}", r.errors);
+    let sq = &r.subqueries[0];
+    assert_eq!(sq.attempts, 2);
+    assert_eq!(sq.attempt_log.len(), 2);
+    assert_eq!(sq.attempt_log[0].errors[0].code, ErrorCode::ColumnNotFound);
+    assert!(sq.attempt_log[1].errors.is_empty());
+    assert_eq!(r.rows.as_ref().map(Vec::len), Some(3));
+    let feedback = planner.feedback.lock().unwrap().clone();
+    assert_eq!(feedback.len(), 2);
+    assert_eq!(feedback[0], None);
+    let second = feedback[1].clone().unwrap_or_default();
+    assert!(second.contains("COLUMN_NOT_FOUND"), "{second}");
+    assert!(r.errors.is_empty(), "{:#?}", r.errors);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_log_has_one_line_per_node_with_the_trace_id() {
+    let dir = TempDir::new("runlog");
+    let engine = fixture_engine(&dir.0, Arc::new(OfflinePlanner::new())).await;
+    let r = engine
+        .ask("How many factories do we have?", AskOptions::default())
+        .await;
+    assert!(r.success);
+    let path = engine.run_log_path(&r.trace_id).unwrap();
+    assert_eq!(
+        path,
+        dir.0.join("runs").join(format!("{}.jsonl", r.trace_id))
+    );
+    let entries = read_run_log(&path).unwrap();
+    assert!(entries.iter().all(|e| e.trace_id == r.trace_id));
+    let seqs: Vec<u64> = entries.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (0..entries.len() as u64).collect::<Vec<_>>());
+    let count = |node: &str| entries.iter().filter(|e| e.node == node).count();
+    for node in [
+        "datasource_resolver",
+        "decomposer",
+        "global_planner",
+        "layer_router",
+        "schema_retriever",
+        "ast_planner",
+        "logical_validator",
+        "generator",
+        "physical_validator",
+        "executor",
+        "aggregator",
+        "answer_synthesizer",
+        "planner:decomposer",
+        "planner:ast_planner",
+        "planner:answer_synthesizer",
+    ] {
+        assert_eq!(count(node), 1, "{node}");
+    }
+    let subgraph = format!("sql_agent:{}:{}", r.subqueries[0].id, r.trace_id);
+    let exec = entries.iter().find(|e| e.node == "executor").unwrap();
+    assert_eq!(exec.subgraph_id.as_deref(), Some(subgraph.as_str()));
+    assert_eq!(exec.attempt, Some(1));
+    let call = entries
+        .iter()
+        .find(|e| e.node == "planner:ast_planner")
+        .unwrap();
+    assert_eq!(call.delta["step"], json!("ast_planner"));
+    assert!(call.delta["request"]["sub_query"].is_object());
+    assert!(
+        call.delta["response"]["tables"].is_array(),
+        "{}",
+        call.delta["response"]
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().count(), entries.len());
+}

@@ -7,6 +7,7 @@
 
 #![allow(clippy::print_stdout)] // reason: a CLI writes its results to standard output
 
+mod ask;
 mod datasources;
 mod plan_dag;
 mod render_plan;
@@ -28,6 +29,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Answers a question in plain English over the datasources (by default the
+    /// embedded demo, created on first use) and prints the answer and its table.
+    Ask(ask::Args),
     /// Checks that one SQL statement is a safe, valid, read-only query over a schema.
     ValidateSql(validate_sql::Args),
     /// Validates a PlanModel (JSON) against a schema and policy.
@@ -50,6 +54,7 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Ask(args) => ask::run(&args),
         Command::ValidateSql(args) => validate_sql::run(&args),
         Command::ValidatePlan(args) => validate_plan::run(&args),
         Command::RenderPlan(args) => render_plan::run(&args),

@@ -1,5 +1,6 @@
 //! The `nl2sql` binary's contract: arguments, standard input, output and exit codes.
 
+mod ask;
 mod datasources;
 mod plan_commands;
 mod plan_dag;

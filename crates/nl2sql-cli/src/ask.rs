@@ -1,0 +1,396 @@
+//! `nl2sql ask "question"`: answers a question through the whole pipeline and prints the
+//! answer sentence and the result table (`--format table|json|csv|markdown`), with
+//! `--explain` the DAG, each sub-query's plan, SQL and findings, and per-stage timings.
+//!
+//! Datasources come from `--config FILE`, `--db URL`, `$NL2SQL_CONFIG`, or else the
+//! embedded demo, created on first use under the data directory. Datasources the data
+//! directory has no snapshot of are snapshotted and indexed first. Exit codes: 0 = answered
+//! in full, 1 = partial, failed, cancelled or timed out, 2 = usage or configuration error.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use nl2sql_orchestrator::{
+    AskOptions, Engine, EngineOptions, PlannerChoice, RunResult, build_planner,
+};
+use nl2sql_state::{UserContext, sha256_hex};
+use serde_json::Value;
+
+use crate::source::{Source, SourceArgs};
+
+/// Output formats of `ask`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum AskFormat {
+    /// The answer, then an aligned text table.
+    Table,
+    /// One JSON object (answer, columns, rows, success, errors, trace_id, subqueries, …).
+    Json,
+    /// The result table as CSV (RFC 4180), nothing else.
+    Csv,
+    /// The answer, then a Markdown table.
+    Markdown,
+}
+
+/// Which planner answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PlannerKind {
+    /// The offline deterministic planner (no network, no model).
+    Offline,
+    /// An OpenAI-compatible LLM configured by `--llm-config FILE`.
+    Llm,
+    /// Answers from a recorded cassette (`--cassette FILE`) only.
+    Replay,
+}
+
+/// Arguments of `ask`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The question, in plain English.
+    #[arg(value_name = "QUESTION")]
+    question: String,
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Where snapshots, the index, artifacts, run logs and the demo live (default:
+    /// `$NL2SQL_DATA_DIR`, else `.nl2sql`).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: AskFormat,
+    /// Also print the DAG, each sub-query's plan, SQL and findings, and stage timings (on
+    /// standard error with `--format csv`).
+    #[arg(long)]
+    explain: bool,
+    /// A role of the caller (repeatable); the policy file decides what it may read.
+    #[arg(long = "role", value_name = "ROLE")]
+    roles: Vec<String>,
+    /// Use only this datasource.
+    #[arg(long, value_name = "ID")]
+    datasource: Option<String>,
+    /// Which planner answers.
+    #[arg(long, value_enum, default_value = "offline")]
+    planner: PlannerKind,
+    /// The LLM file for `--planner llm` (TOML, or JSON by extension).
+    #[arg(long, value_name = "FILE")]
+    llm_config: Option<PathBuf>,
+    /// The cassette for `--planner replay`.
+    #[arg(long, value_name = "FILE")]
+    cassette: Option<PathBuf>,
+    /// Also record every planner call to this cassette (JSON lines).
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// "Today" for relative dates (YYYY-MM-DD); default: the planner's fixed date.
+    #[arg(long, value_name = "DATE")]
+    today: Option<String>,
+    /// Give up after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    timeout: u64,
+}
+
+/// Runs the command; returns the exit code.
+pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
+    let data_dir = args
+        .data_dir
+        .clone()
+        .or_else(|| std::env::var_os("NL2SQL_DATA_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(".nl2sql"));
+    let (source, demo) = load_source(&args.source, &data_dir)?;
+    let mut roles = args.roles.clone();
+    if demo && roles.is_empty() {
+        // The demo's policy fails closed like any other: ask as its analyst by default.
+        eprintln!("asking the demo as role '{DEMO_ROLE}' (pass --role to change)");
+        roles.push(DEMO_ROLE.to_owned());
+    }
+    let choice = match args.planner {
+        PlannerKind::Offline => PlannerChoice::Offline,
+        PlannerKind::Llm => match &args.llm_config {
+            Some(p) => PlannerChoice::Llm(p.clone()),
+            None => bail!("--planner llm needs --llm-config FILE"),
+        },
+        PlannerKind::Replay => match &args.cassette {
+            Some(p) => PlannerChoice::Replay(p.clone()),
+            None => bail!("--planner replay needs --cassette FILE"),
+        },
+    };
+    let planner = build_planner(&choice, args.record.as_deref())?;
+
+    // One engine directory per set of datasources, so two configurations never share
+    // snapshots under the same datasource id.
+    let engine_dir = data_dir.join("engines").join(source_key(&source));
+    let options = EngineOptions {
+        today: args.today.clone(),
+        global_timeout: Duration::from_secs(args.timeout),
+        ..EngineOptions::default()
+    };
+    let mut engine = Engine::open(source.registry, planner, &engine_dir)
+        .with_context(|| format!("cannot open the data directory '{}'", engine_dir.display()))?
+        .with_options(options);
+    if let Some(policy) = source.policy {
+        engine = engine.with_policy_file(policy);
+    }
+    let engine = Arc::new(engine);
+
+    let rt = crate::source::runtime()?;
+    let result = rt.block_on(async {
+        let report = engine.index_missing().await;
+        for stats in &report.indexed {
+            eprintln!(
+                "indexed {} (schema version {})",
+                stats.datasource_id, stats.schema_version
+            );
+        }
+        for (id, err) in &report.failed {
+            eprintln!("warning: cannot index {id}: {}", err.safe_message());
+        }
+        let opts = AskOptions {
+            user: UserContext {
+                roles: roles.clone(),
+                ..UserContext::default()
+            },
+            datasource: args.datasource.clone(),
+            ..AskOptions::default()
+        };
+        let cancel = opts.cancel.clone();
+        // Ctrl-C cancels the run: every stage stops at its next await point and no
+        // partial artifact is left under a final name.
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        });
+        engine.ask(&args.question, opts).await
+    });
+    print_result(&result, args.format, args.explain)?;
+    Ok(if result.success { 0 } else { 1 })
+}
+
+/// The role `ask` uses on the demo when none is given.
+const DEMO_ROLE: &str = "analyst";
+
+/// The source given on the command line or in `$NL2SQL_CONFIG`, else the demo (created
+/// under `data_dir/demo` when missing); true when it is the demo.
+fn load_source(args: &SourceArgs, data_dir: &Path) -> anyhow::Result<(Source, bool)> {
+    if args.is_given() || std::env::var_os("NL2SQL_CONFIG").is_some() {
+        return Ok((args.load()?, false));
+    }
+    let demo_dir = data_dir.join("demo");
+    let config = demo_dir.join("nl2sql.toml");
+    if !config.is_file() {
+        eprintln!("creating the demo datasets in {} …", demo_dir.display());
+        let layout = nl2sql_orchestrator::demo::create_demo(&demo_dir)
+            .map_err(|e| anyhow::anyhow!("cannot create the demo: {e}"))?;
+        for db in &layout.databases {
+            let rows: u64 = db.tables.iter().map(|(_, n)| n).sum();
+            eprintln!("  {} ({} tables, {rows} rows)", db.id, db.tables.len());
+        }
+    }
+    let source = SourceArgs {
+        config: Some(config),
+        db: None,
+    }
+    .load()?;
+    Ok((source, true))
+}
+
+/// A short stable key of the source's datasources (ids and redacted URLs).
+fn source_key(source: &Source) -> String {
+    let mut text = String::new();
+    for id in source.registry.ids() {
+        let url = source
+            .registry
+            .config(id)
+            .map(|c| c.redacted_url())
+            .unwrap_or_default();
+        let _ = writeln!(text, "{id} {url}");
+    }
+    sha256_hex(text.as_bytes())[..16].to_owned()
+}
+
+fn print_result(result: &RunResult, format: AskFormat, explain: bool) -> anyhow::Result<()> {
+    let columns = result.columns.clone().unwrap_or_default();
+    let rows = result.rows.clone().unwrap_or_default();
+    match format {
+        AskFormat::Json => {
+            let mut value = serde_json::to_value(result)?;
+            if !explain && let Some(obj) = value.as_object_mut() {
+                obj.remove("dag");
+            }
+            println!("{}", serde_json::to_string_pretty(&value)?);
+        }
+        AskFormat::Csv => {
+            print!("{}", csv(&columns, &rows));
+            if explain {
+                eprint!("{}", explanation(result));
+            }
+        }
+        AskFormat::Table | AskFormat::Markdown => {
+            let mut out = String::new();
+            if let Some(answer) = &result.answer {
+                let _ = writeln!(out, "{}", answer.summary);
+            }
+            if !columns.is_empty() {
+                out.push('\n');
+                if format == AskFormat::Table {
+                    out.push_str(&text_table(&columns, &rows));
+                } else {
+                    out.push_str(&markdown(&columns, &rows));
+                }
+            }
+            if let Some(answer) = &result.answer {
+                for w in &answer.warnings {
+                    let _ = writeln!(out, "\nwarning: {w}");
+                }
+            }
+            for e in &result.errors {
+                let _ = writeln!(out, "\nerror [{}] {}: {}", e.code, e.node, e.message);
+            }
+            if explain {
+                out.push('\n');
+                out.push_str(&explanation(result));
+            }
+            print!("{out}");
+        }
+    }
+    Ok(())
+}
+
+/// A cell as text: strings as they are, null as empty, the rest as JSON.
+fn cell(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn text_table(columns: &[String], rows: &[Vec<Value>]) -> String {
+    let cells: Vec<Vec<String>> = rows.iter().map(|r| r.iter().map(cell).collect()).collect();
+    let mut widths: Vec<usize> = columns.iter().map(|c| c.chars().count()).collect();
+    for row in &cells {
+        for (i, c) in row.iter().enumerate() {
+            if let Some(w) = widths.get_mut(i) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+    }
+    let line = |values: &[String]| {
+        let padded: Vec<String> = values
+            .iter()
+            .zip(&widths)
+            .map(|(v, w)| format!("{v:<w$}"))
+            .collect();
+        format!("{}\n", padded.join("  ").trim_end())
+    };
+    let mut out = line(columns);
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    out.push_str(&line(&rule));
+    for row in &cells {
+        out.push_str(&line(row));
+    }
+    let _ = writeln!(
+        out,
+        "({} row{})",
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" }
+    );
+    out
+}
+
+fn markdown(columns: &[String], rows: &[Vec<Value>]) -> String {
+    let escape = |s: String| s.replace('|', "\\|").replace('\n', " ");
+    let mut out = format!(
+        "| {} |\n|{}|\n",
+        columns
+            .iter()
+            .map(|c| escape(c.clone()))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        columns.iter().map(|_| "---").collect::<Vec<_>>().join("|")
+    );
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|v| escape(cell(v))).collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    out
+}
+
+/// RFC 4180: fields with a comma, quote, CR or LF are quoted, quotes doubled; CRLF ends
+/// each record.
+fn csv(columns: &[String], rows: &[Vec<Value>]) -> String {
+    let field = |s: String| {
+        if s.contains([',', '"', '\r', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s
+        }
+    };
+    let mut out = String::new();
+    let header: Vec<String> = columns.iter().map(|c| field(c.clone())).collect();
+    let _ = write!(out, "{}\r\n", header.join(","));
+    for row in rows {
+        let cells: Vec<String> = row.iter().map(|v| field(cell(v))).collect();
+        let _ = write!(out, "{}\r\n", cells.join(","));
+    }
+    out
+}
+
+/// The `--explain` text: DAG, sub-queries (plan, SQL, attempts and their findings) and
+/// timings.
+fn explanation(result: &RunResult) -> String {
+    let mut out = format!(
+        "trace id: {}\nstatus: {:?}\n",
+        result.trace_id, result.status
+    );
+    if let Some(dag) = &result.dag {
+        let _ = writeln!(
+            out,
+            "\nDAG:\n{}",
+            serde_json::to_string_pretty(dag).unwrap_or_default()
+        );
+    }
+    for sq in &result.subqueries {
+        let _ = writeln!(
+            out,
+            "\nsub-query {} on {} ({:?}, {} attempt{}): {}",
+            sq.id,
+            sq.datasource_id,
+            sq.status,
+            sq.attempts,
+            if sq.attempts == 1 { "" } else { "s" },
+            sq.intent
+        );
+        for attempt in &sq.attempt_log {
+            let _ = writeln!(out, "  attempt {}:", attempt.attempt);
+            if let Some(plan) = &attempt.plan {
+                let _ = writeln!(
+                    out,
+                    "    plan: {}",
+                    serde_json::to_string(plan).unwrap_or_default()
+                );
+            }
+            if let Some(sql) = &attempt.sql {
+                let _ = writeln!(out, "    sql: {sql}");
+            }
+            for e in &attempt.errors {
+                let _ = writeln!(out, "    finding [{}] {}: {}", e.code, e.node, e.message);
+            }
+            if let Some(feedback) = &attempt.feedback {
+                let _ = writeln!(out, "    feedback: {}", feedback.replace('\n', " "));
+            }
+        }
+    }
+    if !result.warnings.is_empty() {
+        out.push_str("\nwarnings:\n");
+        for w in &result.warnings {
+            let _ = writeln!(out, "  {w}");
+        }
+    }
+    out.push_str("\ntimings (ms):\n");
+    for (stage, ms) in &result.timings {
+        let _ = writeln!(out, "  {stage}: {ms}");
+    }
+    out
+}

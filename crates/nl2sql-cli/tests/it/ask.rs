@@ -1,0 +1,283 @@
+//! `nl2sql ask` end to end through the real binary: the demo (created on first use in a
+//! temporary data directory), an ad-hoc `--db`, output formats, a question the planner
+//! cannot answer, and a run recorded to a cassette then replayed with identical output.
+
+#![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nl2sql-ask-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn ask(data_dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+        .arg("ask")
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args)
+        .current_dir(repo())
+        .env_remove("NL2SQL_CONFIG")
+        .env_remove("NL2SQL_DATA_DIR")
+        .output()
+        .expect("binary runs")
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// The row count of `table` in the demo datasource `id`, through `datasources describe`:
+/// a second path to the same number.
+fn described_rows(config: &Path, id: &str, table: &str) -> u64 {
+    let out = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+        .args([
+            "datasources",
+            "describe",
+            id,
+            "--format",
+            "json",
+            "--config",
+        ])
+        .arg(config)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let meta = &v["metadata"]["tables"];
+    let entry = meta
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(k, _)| k.ends_with(&format!(".{table}")))
+        .unwrap_or_else(|| panic!("no table {table} in {v}"));
+    entry.1["row_count"].as_u64().unwrap()
+}
+
+#[test]
+fn the_demo_answers_single_and_multi_source_questions() {
+    let dir = temp_dir("demo");
+    // Single source; the demo is created and indexed on this first call.
+    let out = ask(&dir, &["--format", "json", "How many machines are there?"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    assert_eq!(v["success"], true);
+    let machines = described_rows(&dir.join("demo/nl2sql.toml"), "operations", "machines");
+    assert_eq!(v["rows"], serde_json::json!([[machines]]));
+    assert_eq!(v["subqueries"].as_array().unwrap().len(), 1);
+    let sql = v["subqueries"][0]["sql"].as_str().unwrap();
+    assert!(
+        sql.contains("COUNT(*)") && sql.contains("machines"),
+        "{sql}"
+    );
+    assert!(v["trace_id"].as_str().unwrap().len() == 36);
+    assert!(
+        v["answer"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains(&machines.to_string())
+    );
+
+    // Two datasources, compared on their shared factory code.
+    let out = ask(
+        &dir,
+        &[
+            "--format",
+            "json",
+            "Compare the number of orders per factory in sales with the number of purchase orders per factory in supply",
+        ],
+    );
+    let v = json(&out);
+    assert_eq!(v["success"], true, "{v}");
+    let subqueries = v["subqueries"].as_array().unwrap();
+    let mut sources: Vec<&str> = subqueries
+        .iter()
+        .map(|s| s["datasource_id"].as_str().unwrap())
+        .collect();
+    sources.sort_unstable();
+    assert_eq!(sources, ["sales", "supply"]);
+    assert_eq!(
+        v["columns"].as_array().unwrap().len(),
+        3,
+        "{}",
+        v["columns"]
+    );
+    // The demo has 6 factories, each with orders and purchase orders.
+    assert_eq!(v["rows"].as_array().unwrap().len(), 6);
+
+    // The analyst may not read customer emails: the planner is never shown them.
+    let out = ask(
+        &dir,
+        &["--format", "json", "Top 5 customers by number of orders"],
+    );
+    let v = json(&out);
+    assert_eq!(v["success"], true, "{v}");
+    assert_eq!(v["rows"].as_array().unwrap().len(), 5);
+    assert!(
+        !v["subqueries"][0]["sql"]
+            .as_str()
+            .unwrap()
+            .contains("email")
+    );
+
+    // A role that may not read sales gets nothing from it.
+    let out = ask(
+        &dir,
+        &[
+            "--format",
+            "json",
+            "--role",
+            "supply_viewer",
+            "--datasource",
+            "sales",
+            "How many orders are there?",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    assert_eq!(v["success"], false);
+    assert!(!v["errors"].as_array().unwrap().is_empty());
+
+    // Table format: the answer sentence, then the aligned table.
+    let out = ask(&dir, &["How many machines are there?"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(&format!("There are {machines} machines.")),
+        "{text}"
+    );
+    assert!(text.contains("(1 row)"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_ad_hoc_database_answers_in_every_format() {
+    let dir = temp_dir("adhoc");
+    let db = "sqlite://tests/data/fixtures/manufacturing.db";
+    let q = "How many machines per factory?";
+    let out = ask(&dir, &["--db", db, "--format", "csv", q]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "factory,machine_count\r\nPlant Austin,2\r\nPlant Berlin,1\r\n"
+    );
+    let out = ask(&dir, &["--db", db, "--format", "markdown", q]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "| factory | machine_count |\n|---|---|\n| Plant Austin | 2 |\n| Plant Berlin | 1 |\n"
+        ),
+        "{text}"
+    );
+    let out = ask(&dir, &["--db", db, "--explain", q]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("sql: SELECT"), "{text}");
+    assert!(text.contains("timings (ms):"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_unanswerable_question_names_the_words_it_could_not_link() {
+    let dir = temp_dir("unanswerable");
+    let out = ask(
+        &dir,
+        &[
+            "--db",
+            "sqlite://tests/data/fixtures/manufacturing.db",
+            "--format",
+            "json",
+            "What is the airspeed velocity of an unladen swallow?",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    assert_eq!(v["success"], false);
+    let errors = v["errors"].as_array().unwrap();
+    assert!(
+        errors.iter().any(|e| e["code"] == "PLANNING_FAILURE"
+            && e["message"].as_str().unwrap().contains("airspeed")),
+        "{errors:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_recorded_run_replays_with_identical_output() {
+    let dir = temp_dir("replay");
+    let cassette = dir.join("run.jsonl");
+    let db = "sqlite://tests/data/fixtures/manufacturing.db";
+    let q = "Which factory has the most machines?";
+    let cassette_arg = cassette.to_str().unwrap();
+    let first = json(&ask(
+        &dir,
+        &["--db", db, "--format", "json", "--record", cassette_arg, q],
+    ));
+    assert_eq!(first["success"], true, "{first}");
+    let lines = std::fs::read_to_string(&cassette).unwrap().lines().count();
+    assert!(
+        lines >= 3,
+        "decompose, plan and answer are recorded: {lines}"
+    );
+    let second = json(&ask(
+        &dir,
+        &[
+            "--db",
+            db,
+            "--format",
+            "json",
+            "--planner",
+            "replay",
+            "--cassette",
+            cassette_arg,
+            q,
+        ],
+    ));
+    for key in ["success", "answer", "columns", "rows"] {
+        assert_eq!(first[key], second[key], "{key}");
+    }
+    assert_eq!(
+        first["subqueries"][0]["sql"],
+        second["subqueries"][0]["sql"]
+    );
+    // A question the cassette never saw fails clearly instead of calling anything.
+    let third = json(&ask(
+        &dir,
+        &[
+            "--db",
+            db,
+            "--format",
+            "json",
+            "--planner",
+            "replay",
+            "--cassette",
+            cassette_arg,
+            "How many products are there?",
+        ],
+    ));
+    assert_eq!(third["success"], false);
+    let _ = std::fs::remove_dir_all(&dir);
+}

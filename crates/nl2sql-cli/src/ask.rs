@@ -92,11 +92,7 @@ pub(crate) struct Args {
 
 /// Runs the command; returns the exit code.
 pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
-    let data_dir = args
-        .data_dir
-        .clone()
-        .or_else(|| std::env::var_os("NL2SQL_DATA_DIR").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from(".nl2sql"));
+    let data_dir = data_dir(args.data_dir.as_ref());
     let (source, demo) = load_source(&args.source, &data_dir)?;
     let mut roles = args.roles.clone();
     if demo && roles.is_empty() {
@@ -119,7 +115,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
 
     // One engine directory per set of datasources, so two configurations never share
     // snapshots under the same datasource id.
-    let engine_dir = data_dir.join("engines").join(source_key(&source));
+    let engine_dir = engine_dir(&data_dir, &source);
     let options = EngineOptions {
         today: args.today.clone(),
         global_timeout: Duration::from_secs(args.timeout),
@@ -167,12 +163,25 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
     Ok(if result.success { 0 } else { 1 })
 }
 
+/// `--data-dir`, else `$NL2SQL_DATA_DIR`, else `.nl2sql`.
+pub(crate) fn data_dir(flag: Option<&PathBuf>) -> PathBuf {
+    flag.cloned()
+        .or_else(|| std::env::var_os("NL2SQL_DATA_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(".nl2sql"))
+}
+
+/// The engine directory (snapshots, index, artifacts, run logs) of `source` under
+/// `data_dir`.
+pub(crate) fn engine_dir(data_dir: &Path, source: &Source) -> PathBuf {
+    data_dir.join("engines").join(source_key(source))
+}
+
 /// The role `ask` uses on the demo when none is given.
 const DEMO_ROLE: &str = "analyst";
 
 /// The source given on the command line or in `$NL2SQL_CONFIG`, else the demo (created
 /// under `data_dir/demo` when missing); true when it is the demo.
-fn load_source(args: &SourceArgs, data_dir: &Path) -> anyhow::Result<(Source, bool)> {
+pub(crate) fn load_source(args: &SourceArgs, data_dir: &Path) -> anyhow::Result<(Source, bool)> {
     if args.is_given() || std::env::var_os("NL2SQL_CONFIG").is_some() {
         return Ok((args.load()?, false));
     }

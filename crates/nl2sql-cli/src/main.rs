@@ -11,6 +11,7 @@ mod ask;
 mod datasources;
 mod plan_dag;
 mod render_plan;
+mod run_commands;
 mod source;
 mod validate_plan;
 mod validate_sql;
@@ -32,6 +33,12 @@ enum Command {
     /// Answers a question in plain English over the datasources (by default the
     /// embedded demo, created on first use) and prints the answer and its table.
     Ask(ask::Args),
+    /// Creates the demo datasets (DuckDB and SQLite databases, config, policy, questions).
+    Demo(run_commands::DemoArgs),
+    /// Snapshots and indexes every datasource (the demo when none is given).
+    Index(run_commands::IndexArgs),
+    /// Inspects recorded runs.
+    Runs(run_commands::RunsArgs),
     /// Checks that one SQL statement is a safe, valid, read-only query over a schema.
     ValidateSql(validate_sql::Args),
     /// Validates a PlanModel (JSON) against a schema and policy.
@@ -55,6 +62,9 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Ask(args) => ask::run(&args),
+        Command::Demo(args) => run_commands::demo(&args),
+        Command::Index(args) => run_commands::index(&args),
+        Command::Runs(args) => run_commands::runs(&args),
         Command::ValidateSql(args) => validate_sql::run(&args),
         Command::ValidatePlan(args) => validate_plan::run(&args),
         Command::RenderPlan(args) => render_plan::run(&args),

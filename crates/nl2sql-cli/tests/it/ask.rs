@@ -281,3 +281,107 @@ fn a_recorded_run_replays_with_identical_output() {
     assert_eq!(third["success"], false);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn nl2sql(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+        .args(args)
+        .current_dir(repo())
+        .env_remove("NL2SQL_CONFIG")
+        .env_remove("NL2SQL_DATA_DIR")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn index_then_show_the_log_of_a_run() {
+    let dir = temp_dir("runs");
+    let data = dir.to_str().unwrap();
+    let db = "sqlite://tests/data/fixtures/manufacturing.db";
+    let out = nl2sql(&["index", "--data-dir", data, "--db", db]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("[1/1] manufacturing: schema version "),
+        "{text}"
+    );
+
+    let v = json(&ask(
+        &dir,
+        &[
+            "--db",
+            db,
+            "--format",
+            "json",
+            "How many factories do we have?",
+        ],
+    ));
+    assert_eq!(v["rows"], serde_json::json!([[3]]));
+    let trace = v["trace_id"].as_str().unwrap();
+    let out = nl2sql(&[
+        "runs",
+        "show",
+        trace,
+        "--data-dir",
+        data,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let entries: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(entries.iter().all(|e| e["trace_id"] == trace));
+    let nodes: Vec<&str> = entries
+        .iter()
+        .map(|e| e["node"].as_str().unwrap())
+        .collect();
+    for node in ["datasource_resolver", "executor", "aggregator"] {
+        assert!(nodes.contains(&node), "{node} missing from {nodes:?}");
+    }
+    let out = nl2sql(&[
+        "runs",
+        "show",
+        "00000000-0000-4000-8000-000000000000",
+        "--data-dir",
+        data,
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn demo_creates_the_databases_config_and_policy() {
+    let dir = temp_dir("democmd");
+    let out = nl2sql(&["demo", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for id in ["operations (duckdb)", "supply (sqlite)", "sales (sqlite)"] {
+        assert!(text.contains(id), "{id}: {text}");
+    }
+    assert!(dir.join("nl2sql.toml").is_file() && dir.join("policy.json").is_file());
+    // The configuration it wrote is usable as is.
+    let out = nl2sql(&[
+        "datasources",
+        "test",
+        "--config",
+        dir.join("nl2sql.toml").to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

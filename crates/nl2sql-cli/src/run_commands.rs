@@ -1,0 +1,179 @@
+//! `nl2sql demo`, `nl2sql index` and `nl2sql runs show`: create the demo datasets, snapshot
+//! and index datasources, and print a run's log.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use clap::Subcommand;
+use nl2sql_orchestrator::{Engine, PlannerChoice, read_run_log};
+use serde_json::json;
+
+use crate::ask::{data_dir, engine_dir, load_source};
+use crate::source::SourceArgs;
+use crate::validate_sql::Format;
+
+/// Arguments of `demo`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct DemoArgs {
+    /// Where to create it (default: `<data dir>/demo`); an existing demo is replaced.
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// The data directory (default: `$NL2SQL_DATA_DIR`, else `.nl2sql`).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+}
+
+/// Creates the demo datasets; prints what it wrote.
+pub(crate) fn demo(args: &DemoArgs) -> anyhow::Result<u8> {
+    let dir = args
+        .dir
+        .clone()
+        .unwrap_or_else(|| data_dir(args.data_dir.as_ref()).join("demo"));
+    let layout = nl2sql_orchestrator::demo::create_demo(&dir)
+        .map_err(|e| anyhow::anyhow!("cannot create the demo: {e}"))?;
+    println!("demo created in {}", layout.dir.display());
+    for db in &layout.databases {
+        println!(
+            "  {} ({}): {}",
+            db.id,
+            db.engine.as_str(),
+            db.path.display()
+        );
+        for (table, rows) in &db.tables {
+            println!("    {table}: {rows} rows");
+        }
+    }
+    println!("config: {}", layout.config.display());
+    println!("policy: {}", layout.policy.display());
+    Ok(0)
+}
+
+/// Arguments of `index`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct IndexArgs {
+    #[command(flatten)]
+    source: SourceArgs,
+    /// The data directory (default: `$NL2SQL_DATA_DIR`, else `.nl2sql`).
+    #[arg(long, value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+}
+
+/// Snapshots and indexes every datasource (the demo when none is given); exit 3 when one
+/// could not be indexed.
+pub(crate) fn index(args: &IndexArgs) -> anyhow::Result<u8> {
+    let data_dir = data_dir(args.data_dir.as_ref());
+    let (source, _) = load_source(&args.source, &data_dir)?;
+    let dir = engine_dir(&data_dir, &source);
+    let planner = nl2sql_orchestrator::build_planner(&PlannerChoice::Offline, None)?;
+    let engine = Arc::new(
+        Engine::open(source.registry, planner, &dir)
+            .with_context(|| format!("cannot open the data directory '{}'", dir.display()))?,
+    );
+    let total = engine.registry().ids().len();
+    let rt = crate::source::runtime()?;
+    let report = rt.block_on(engine.index_all());
+    match args.format {
+        Format::Json => {
+            let failed: Vec<_> = report
+                .failed
+                .iter()
+                .map(|(id, e)| json!({"datasource_id": id, "code": e.code, "message": e.safe_message()}))
+                .collect();
+            println!(
+                "{}",
+                serde_json::to_string_pretty(
+                    &json!({"indexed": report.indexed, "failed": failed})
+                )?
+            );
+        }
+        Format::Text => {
+            for (i, stats) in report.indexed.iter().enumerate() {
+                let chunks: usize = stats.chunks.values().sum();
+                println!(
+                    "[{}/{total}] {}: schema version {}, {chunks} chunks",
+                    i + 1,
+                    stats.datasource_id,
+                    stats.schema_version
+                );
+            }
+            for (id, e) in &report.failed {
+                println!("failed {id}: [{}] {}", e.code, e.safe_message());
+            }
+        }
+    }
+    Ok(if report.failed.is_empty() { 0 } else { 3 })
+}
+
+/// Arguments of `runs`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunsArgs {
+    #[command(subcommand)]
+    command: RunsSub,
+}
+
+#[derive(Debug, Subcommand)]
+enum RunsSub {
+    /// Prints a run's log: every node with its timing, outputs and errors.
+    Show {
+        /// The run's trace id (printed by `ask --explain` and in `--format json`).
+        #[arg(value_name = "TRACE_ID")]
+        trace_id: String,
+        /// The data directory (default: `$NL2SQL_DATA_DIR`, else `.nl2sql`).
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+        /// Output format (`json`: one log entry per line, as stored).
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+}
+
+/// Runs `runs …`.
+pub(crate) fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
+    let RunsSub::Show {
+        trace_id,
+        data_dir: flag,
+        format,
+    } = &args.command;
+    if nl2sql_state::TraceId::parse(trace_id).is_err() {
+        bail!("'{trace_id}' is not a trace id (a UUID)");
+    }
+    let engines = data_dir(flag.as_ref()).join("engines");
+    let found = std::fs::read_dir(&engines)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("runs").join(format!("{trace_id}.jsonl")))
+        .find(|p| p.is_file());
+    let Some(path) = found else {
+        bail!("no run {trace_id} under {}", engines.display());
+    };
+    let entries = read_run_log(&path).map_err(|e| anyhow::anyhow!("{e}"))?;
+    for entry in &entries {
+        match format {
+            Format::Json => println!("{}", serde_json::to_string(entry)?),
+            Format::Text => {
+                let scan = entry
+                    .subgraph_id
+                    .as_deref()
+                    .map(|s| format!(" [{s}]"))
+                    .unwrap_or_default();
+                let attempt = entry
+                    .attempt
+                    .map(|a| format!(" attempt {a}"))
+                    .unwrap_or_default();
+                println!(
+                    "{:>3} {}{scan}{attempt} ({} ms)",
+                    entry.seq, entry.node, entry.duration_ms
+                );
+                for e in &entry.errors {
+                    println!("      [{}] {}", e.code, e.message);
+                }
+            }
+        }
+    }
+    Ok(0)
+}

@@ -1,3 +1,4 @@
 //! Integration tests of the orchestrator: the `Engine` over the real fixture database.
 
+mod demo_corpus;
 mod pipeline;

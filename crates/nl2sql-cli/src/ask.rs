@@ -159,8 +159,41 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
         });
         engine.ask(&args.question, opts).await
     });
+    // What `runs replay` needs to ask again: the question, the caller and the source.
+    let recorded = RecordedAsk {
+        question: args.question.clone(),
+        roles,
+        datasource: args.datasource.clone(),
+        today: args.today.clone(),
+        config: args
+            .source
+            .config
+            .as_ref()
+            .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())),
+        db: args.source.db.clone(),
+    };
+    let runs = engine_dir.join("runs");
+    if runs.is_dir() {
+        let path = runs.join(format!("{}.ask.json", result.trace_id));
+        if let Err(e) = std::fs::write(&path, serde_json::to_vec_pretty(&recorded)?) {
+            eprintln!("warning: cannot record the run's question: {e}");
+        }
+    }
     print_result(&result, args.format, args.explain)?;
     Ok(if result.success { 0 } else { 1 })
+}
+
+/// A run's question, caller and source, stored beside its log for `runs replay`.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub(crate) struct RecordedAsk {
+    pub(crate) question: String,
+    pub(crate) roles: Vec<String>,
+    pub(crate) datasource: Option<String>,
+    pub(crate) today: Option<String>,
+    /// The configuration file (absolute), when one was given.
+    pub(crate) config: Option<PathBuf>,
+    /// The ad-hoc URL, when one was given; neither means the demo.
+    pub(crate) db: Option<String>,
 }
 
 /// `--data-dir`, else `$NL2SQL_DATA_DIR`, else `.nl2sql`.
@@ -218,7 +251,11 @@ fn source_key(source: &Source) -> String {
     sha256_hex(text.as_bytes())[..16].to_owned()
 }
 
-fn print_result(result: &RunResult, format: AskFormat, explain: bool) -> anyhow::Result<()> {
+pub(crate) fn print_result(
+    result: &RunResult,
+    format: AskFormat,
+    explain: bool,
+) -> anyhow::Result<()> {
     let columns = result.columns.clone().unwrap_or_default();
     let rows = result.rows.clone().unwrap_or_default();
     match format {

@@ -6,10 +6,13 @@ use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use clap::Subcommand;
-use nl2sql_orchestrator::{Engine, PlannerChoice, read_run_log};
+use nl2sql_orchestrator::{
+    AskOptions, Engine, EngineOptions, PlannerChoice, read_run_log, write_replay_cassette,
+};
+use nl2sql_state::UserContext;
 use serde_json::json;
 
-use crate::ask::{data_dir, engine_dir, load_source};
+use crate::ask::{AskFormat, RecordedAsk, data_dir, engine_dir, load_source, print_result};
 use crate::source::SourceArgs;
 use crate::validate_sql::Format;
 
@@ -117,6 +120,19 @@ pub(crate) struct RunsArgs {
 
 #[derive(Debug, Subcommand)]
 enum RunsSub {
+    /// Asks a recorded run's question again with the planner answering from the run's log
+    /// (no model is called), over the same datasources, and prints the result.
+    Replay {
+        /// The run's trace id.
+        #[arg(value_name = "TRACE_ID")]
+        trace_id: String,
+        /// The data directory (default: `$NL2SQL_DATA_DIR`, else `.nl2sql`).
+        #[arg(long, value_name = "DIR")]
+        data_dir: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value = "table")]
+        format: AskFormat,
+    },
     /// Prints a run's log: every node with its timing, outputs and errors.
     Show {
         /// The run's trace id (printed by `ask --explain` and in `--format json`).
@@ -133,24 +149,81 @@ enum RunsSub {
 
 /// Runs `runs …`.
 pub(crate) fn runs(args: &RunsArgs) -> anyhow::Result<u8> {
-    let RunsSub::Show {
-        trace_id,
-        data_dir: flag,
-        format,
-    } = &args.command;
+    match &args.command {
+        RunsSub::Show {
+            trace_id,
+            data_dir,
+            format,
+        } => show(trace_id, data_dir.as_ref(), *format),
+        RunsSub::Replay {
+            trace_id,
+            data_dir,
+            format,
+        } => replay(trace_id, data_dir.as_ref(), *format),
+    }
+}
+
+/// The log file of run `trace_id` under the data directory.
+fn find_log(trace_id: &str, flag: Option<&PathBuf>) -> anyhow::Result<PathBuf> {
     if nl2sql_state::TraceId::parse(trace_id).is_err() {
         bail!("'{trace_id}' is not a trace id (a UUID)");
     }
-    let engines = data_dir(flag.as_ref()).join("engines");
+    let engines = data_dir(flag).join("engines");
     let found = std::fs::read_dir(&engines)
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path().join("runs").join(format!("{trace_id}.jsonl")))
         .find(|p| p.is_file());
-    let Some(path) = found else {
-        bail!("no run {trace_id} under {}", engines.display());
+    match found {
+        Some(path) => Ok(path),
+        None => bail!("no run {trace_id} under {}", engines.display()),
+    }
+}
+
+fn replay(trace_id: &str, flag: Option<&PathBuf>, format: AskFormat) -> anyhow::Result<u8> {
+    let log = find_log(trace_id, flag)?;
+    let entries = read_run_log(&log).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let ask_file = log.with_file_name(format!("{trace_id}.ask.json"));
+    let text = std::fs::read_to_string(&ask_file)
+        .with_context(|| format!("cannot read {}", ask_file.display()))?;
+    let recorded: RecordedAsk =
+        serde_json::from_str(&text).with_context(|| format!("invalid {}", ask_file.display()))?;
+    let cassette = log.with_file_name(format!("{trace_id}.replay.jsonl"));
+    write_replay_cassette(&entries, &cassette).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let data_dir = data_dir(flag);
+    let source_args = SourceArgs {
+        config: recorded.config.clone(),
+        db: recorded.db.clone(),
     };
+    let (source, _) = load_source(&source_args, &data_dir)?;
+    let dir = engine_dir(&data_dir, &source);
+    let planner = nl2sql_orchestrator::build_planner(&PlannerChoice::Replay(cassette), None)?;
+    let mut engine = Engine::open(source.registry, planner, &dir)
+        .with_context(|| format!("cannot open the data directory '{}'", dir.display()))?
+        .with_options(EngineOptions {
+            today: recorded.today.clone(),
+            ..EngineOptions::default()
+        });
+    if let Some(policy) = source.policy {
+        engine = engine.with_policy_file(policy);
+    }
+    let rt = crate::source::runtime()?;
+    let opts = AskOptions {
+        user: UserContext {
+            roles: recorded.roles.clone(),
+            ..UserContext::default()
+        },
+        datasource: recorded.datasource.clone(),
+        ..AskOptions::default()
+    };
+    let result = rt.block_on(engine.ask(&recorded.question, opts));
+    print_result(&result, format, false)?;
+    Ok(if result.success { 0 } else { 1 })
+}
+
+fn show(trace_id: &str, flag: Option<&PathBuf>, format: Format) -> anyhow::Result<u8> {
+    let path = find_log(trace_id, flag)?;
     let entries = read_run_log(&path).map_err(|e| anyhow::anyhow!("{e}"))?;
     for entry in &entries {
         match format {

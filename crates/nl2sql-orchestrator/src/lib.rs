@@ -19,7 +19,8 @@ mod planners;
 pub use datasources::{DatasourceRegistry, connect, effective_url, limits_of};
 pub use engine::{
     AskOptions, AttemptReport, Engine, EngineOptions, ErrorReport, RunLogEntry, RunResult,
-    SubQueryReport, TerminalTable, read_run_log, run_log_path,
+    SubQueryReport, TerminalTable, read_run_log, recorded_question, run_log_path,
+    write_replay_cassette,
 };
 pub use live::{LiveReport, validate_sql_live};
 pub use nl2sql_index::IndexReport;

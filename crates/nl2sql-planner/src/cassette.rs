@@ -309,6 +309,25 @@ impl CassettePlanner {
     }
 }
 
+/// One cassette line (without the newline) for a call of `step` with `request` (its JSON)
+/// that answered `response`: how a run log's recorded planner calls become a cassette.
+pub fn cassette_line(
+    step: Step,
+    request: Value,
+    response: Result<Value, PipelineError>,
+) -> Result<String, serde_json::Error> {
+    let entry = Entry {
+        key: cassette_key(step, &request),
+        step,
+        request,
+        response: match response {
+            Ok(v) => Response::Ok(v),
+            Err(e) => Response::Error(e),
+        },
+    };
+    serde_json::to_string(&entry)
+}
+
 /// The key of a call: SHA-256 hex of the canonical JSON of `{"step", "request"}`.
 pub fn cassette_key(step: Step, request: &Value) -> String {
     let value = json!({"step": step.as_str(), "request": request});

@@ -16,7 +16,7 @@ pub mod llm;
 pub mod offline;
 mod request;
 
-pub use cassette::{CassetteError, CassetteMode, CassettePlanner};
+pub use cassette::{CassetteError, CassetteMode, CassettePlanner, cassette_key, cassette_line};
 pub use llm::{LlmConfig, LlmPlanner};
 pub use offline::OfflinePlanner;
 

@@ -293,7 +293,7 @@ fn nl2sql(args: &[&str]) -> Output {
 }
 
 #[test]
-fn index_then_show_the_log_of_a_run() {
+fn index_then_show_and_replay_a_run() {
     let dir = temp_dir("runs");
     let data = dir.to_str().unwrap();
     let db = "sqlite://tests/data/fixtures/manufacturing.db";
@@ -344,6 +344,28 @@ fn index_then_show_the_log_of_a_run() {
     for node in ["datasource_resolver", "executor", "aggregator"] {
         assert!(nodes.contains(&node), "{node} missing from {nodes:?}");
     }
+    // Replayed from its log: the planner answers from the recorded calls, same output.
+    let out = nl2sql(&[
+        "runs",
+        "replay",
+        trace,
+        "--data-dir",
+        data,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let replayed = json(&out);
+    for key in ["success", "answer", "columns", "rows"] {
+        assert_eq!(v[key], replayed[key], "{key}");
+    }
+    assert_eq!(v["subqueries"][0]["sql"], replayed["subqueries"][0]["sql"]);
+    assert_ne!(v["trace_id"], replayed["trace_id"]);
     let out = nl2sql(&[
         "runs",
         "show",

@@ -31,7 +31,9 @@ use crate::datasources::DatasourceRegistry;
 
 pub use options::{AskOptions, EngineOptions};
 pub use result::{AttemptReport, ErrorReport, RunResult, SubQueryReport, TerminalTable};
-pub use runlog::{RunLogEntry, read_run_log, run_log_path};
+pub use runlog::{
+    RunLogEntry, read_run_log, recorded_question, run_log_path, write_replay_cassette,
+};
 
 /// Where RBAC comes from.
 #[derive(Debug, Clone)]

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use nl2sql_planner::{Step, cassette_line};
 use nl2sql_state::{ErrorCode, PipelineError, Severity};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -70,6 +71,46 @@ pub fn read_run_log(path: &Path) -> Result<Vec<RunLogEntry>, PipelineError> {
             })
         })
         .collect()
+}
+
+/// The question of a recorded run: the `question` of its first decomposer call.
+pub fn recorded_question(entries: &[RunLogEntry]) -> Option<String> {
+    entries
+        .iter()
+        .find(|e| e.node == "planner:decomposer")
+        .and_then(|e| e.delta["request"]["question"].as_str())
+        .map(str::to_owned)
+}
+
+/// Writes the planner calls a run log recorded (nodes `planner:<step>`) as a cassette at
+/// `path`, so that `CassettePlanner::replay` answers a re-run of the same question exactly
+/// as the recorded planner did. Returns the number of calls written.
+pub fn write_replay_cassette(entries: &[RunLogEntry], path: &Path) -> Result<usize, PipelineError> {
+    let fail = |message: String| {
+        PipelineError::new("run_log", ErrorCode::InvalidState, Severity::Error, message)
+    };
+    let mut text = String::new();
+    let mut calls = 0;
+    for entry in entries {
+        let Some(step) = entry.node.strip_prefix("planner:") else {
+            continue;
+        };
+        let step: Step = serde_json::from_value(Value::String(step.to_owned()))
+            .map_err(|e| fail(format!("unknown planner step '{step}' in the run log: {e}")))?;
+        let request = entry.delta["request"].clone();
+        let response = match entry.errors.first() {
+            Some(e) => Err(e.clone()),
+            None => Ok(entry.delta["response"].clone()),
+        };
+        let line = cassette_line(step, request, response)
+            .map_err(|e| fail(format!("cannot write the cassette: {e}")))?;
+        text.push_str(&line);
+        text.push('\n');
+        calls += 1;
+    }
+    std::fs::write(path, text)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    Ok(calls)
 }
 
 /// The writer of one run's log; without a data dir it records nothing.

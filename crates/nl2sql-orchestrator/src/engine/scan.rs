@@ -42,6 +42,17 @@ struct Scan<'a> {
 }
 
 impl Scan<'_> {
+    /// Logs that `node` failed with `e` (no output).
+    fn log_error(
+        &self,
+        node: &str,
+        attempt: Option<u32>,
+        t: (SystemTime, Instant),
+        e: &PipelineError,
+    ) {
+        self.log(node, attempt, t, Value::Null, std::slice::from_ref(e));
+    }
+
     fn log(
         &self,
         node: &str,
@@ -155,13 +166,7 @@ async fn drive(
         Err(mut e) => {
             e.node = "schema_retriever".to_owned();
             e.severity = Severity::Critical;
-            scan.log(
-                "schema_retriever",
-                None,
-                t,
-                Value::Null,
-                std::slice::from_ref(&e),
-            );
+            scan.log_error("schema_retriever", None, t, &e);
             report.status = ScanStatus::Failed;
             return vec![e];
         }
@@ -338,13 +343,7 @@ async fn attempt(
         Ok(p) => p,
         Err(mut e) => {
             e.node = "ast_planner".to_owned();
-            scan.log(
-                "ast_planner",
-                Some(n),
-                t,
-                Value::Null,
-                std::slice::from_ref(&e),
-            );
+            scan.log_error("ast_planner", Some(n), t, &e);
             out.errors = vec![e];
             return out;
         }
@@ -403,13 +402,7 @@ async fn attempt(
         Ok(s) => s,
         Err(mut e) => {
             e.node = "generator".to_owned();
-            scan.log(
-                "generator",
-                Some(n),
-                t,
-                Value::Null,
-                std::slice::from_ref(&e),
-            );
+            scan.log_error("generator", Some(n), t, &e);
             out.errors = vec![e];
             return out;
         }
@@ -457,13 +450,7 @@ async fn attempt(
                 Severity::Error,
                 format!("Datasource '{ds}' did not finish the dry run in time."),
             );
-            scan.log(
-                "physical_validator",
-                Some(n),
-                t,
-                Value::Null,
-                std::slice::from_ref(&e),
-            );
+            scan.log_error("physical_validator", Some(n), t, &e);
             out.errors = vec![e];
             return out;
         }
@@ -492,13 +479,7 @@ async fn attempt(
     let t = now();
     if let Err(e) = breaker.before_call() {
         let e = e.to_pipeline_error("executor");
-        scan.log(
-            "executor",
-            Some(n),
-            t,
-            Value::Null,
-            std::slice::from_ref(&e),
-        );
+        scan.log_error("executor", Some(n), t, &e);
         out.errors = vec![e];
         return out;
     }
@@ -526,13 +507,7 @@ async fn attempt(
                 Severity::Error,
                 format!("Datasource '{ds}' did not finish the query in time."),
             );
-            scan.log(
-                "executor",
-                Some(n),
-                t,
-                Value::Null,
-                std::slice::from_ref(&e),
-            );
+            scan.log_error("executor", Some(n), t, &e);
             out.errors = vec![e];
             return out;
         }
@@ -594,13 +569,7 @@ async fn attempt(
         Some(Err(mut e)) => {
             e.node = "executor".to_owned();
             e.severity = Severity::Critical;
-            scan.log(
-                "executor",
-                Some(n),
-                t,
-                Value::Null,
-                std::slice::from_ref(&e),
-            );
+            scan.log_error("executor", Some(n), t, &e);
             out.errors = vec![e];
             return out;
         }

@@ -498,7 +498,9 @@ fn function(e: &Expr, dialect: Dialect) -> Result<Sql, PipelineError> {
             if args.is_empty() {
                 return Err(gen_error("CONCAT needs at least one argument"));
             }
-            if d != Dialect::Sqlite {
+            // `||` is NULL in, NULL out on SQLite, DuckDB and PostgreSQL, as MySQL's CONCAT
+            // is; DuckDB's and PostgreSQL's CONCAT skip NULLs instead, so they use `||`.
+            if matches!(d, Dialect::MySql | Dialect::Generic) {
                 return Ok(call("CONCAT", args));
             }
             let mut it = args.into_iter();

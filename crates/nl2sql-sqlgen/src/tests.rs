@@ -235,7 +235,9 @@ fn count_star_and_dialect_functions_are_mapped() {
     );
     let concat = || Expr::func("CONCAT", vec![col("t", "a"), text("-"), col("t", "b")]);
     check(Dialect::Sqlite, concat(), "(t.a || '-' || t.b)");
-    check(Dialect::Postgres, concat(), "CONCAT(t.a, '-', t.b)");
+    // NULL in, NULL out everywhere: DuckDB's and PostgreSQL's CONCAT would skip NULLs.
+    check(Dialect::Postgres, concat(), "(t.a || '-' || t.b)");
+    check(Dialect::DuckDb, concat(), "(t.a || '-' || t.b)");
     let len = || Expr::func("LENGTH", vec![col("t", "a")]);
     check(Dialect::MySql, len(), "CHAR_LENGTH(t.a)");
     let trunc = || Expr::func("DATE_TRUNC", vec![text("month"), col("t", "d")]);

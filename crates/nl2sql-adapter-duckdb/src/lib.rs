@@ -31,7 +31,7 @@ use nl2sql_adapter::{
     Capability, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult, ExecutionStats,
     Limits, PlanFormat, QueryPlan, ResultError, ResultErrorCode, ResultFrame, TruncatedReason,
 };
-use nl2sql_state::{Dialect, SchemaSnapshot};
+use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 
 pub use write::write_database;
 
@@ -467,9 +467,22 @@ impl DatasourceAdapter for DuckDbAdapter {
     async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
         let id = self.id.clone();
         let budget = nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS;
-        self.on_connection(budget * 3, move |c| snapshot::snapshot(c, &id, budget))
-            .await
-            .map_err(|e| e.at("schema_snapshot", &self.id))
+        self.on_connection(budget * 3, move |c| {
+            snapshot::snapshot(c, &id, budget, snapshot::Detail::Full)
+        })
+        .await
+        .map_err(|e| e.at("schema_snapshot", &self.id))
+    }
+
+    async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
+        let id = self.id.clone();
+        let budget = nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS;
+        self.on_connection(budget * 3, move |c| {
+            snapshot::snapshot(c, &id, budget, snapshot::Detail::Contract)
+        })
+        .await
+        .map(|s| s.contract)
+        .map_err(|e| e.at("schema_contract", &self.id))
     }
 
     async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {

@@ -1,6 +1,7 @@
 //! Schema snapshots from DuckDB's catalog functions (`duckdb_columns()`,
 //! `duckdb_constraints()`, `duckdb_tables()`): the tables of the opened database with
-//! keys, row counts and sampled column statistics.
+//! keys, row counts and sampled column statistics, or (for [`Detail::Contract`]) the
+//! tables, columns and keys alone.
 
 use std::time::{Duration, Instant};
 
@@ -41,10 +42,21 @@ fn int(v: &Option<String>) -> i64 {
     v.as_deref().and_then(|x| x.parse().ok()).unwrap_or(0)
 }
 
+/// How much of the schema a snapshot reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Detail {
+    /// Tables, columns and keys only: catalog reads, no row counts, statistics or
+    /// samples; the snapshot has no metadata.
+    Contract,
+    /// The contract plus row counts and column statistics within the time budget.
+    Full,
+}
+
 pub(crate) fn snapshot(
     conn: &Connection,
     id: &str,
     budget_ms: u64,
+    detail: Detail,
 ) -> Result<SchemaSnapshot, ResultError> {
     let started = Instant::now();
     let budget = Duration::from_millis(budget_ms);
@@ -110,13 +122,19 @@ pub(crate) fn snapshot(
         referred_column: s(&r[5]),
     })
     .collect();
+    let contract = assemble_contract(id, "duckdb", &columns, &primary_keys, &foreign_keys);
+    if detail == Detail::Contract {
+        return Ok(SchemaSnapshot {
+            contract,
+            metadata: None,
+        });
+    }
     let estimates = text_rows(
         conn,
         "SELECT schema_name, table_name, CAST(estimated_size AS VARCHAR) FROM duckdb_tables() \
          WHERE database_name = current_database()",
         3,
     )?;
-    let contract = assemble_contract(id, "duckdb", &columns, &primary_keys, &foreign_keys);
     let mut metadata = SchemaMetadata {
         datasource_id: id.to_owned(),
         engine_type: "duckdb".to_owned(),

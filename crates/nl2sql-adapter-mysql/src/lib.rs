@@ -31,7 +31,7 @@ use nl2sql_adapter::{
     DryRunResult, Limits, PlanFormat, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
     ResultFrame,
 };
-use nl2sql_state::{Dialect, SchemaSnapshot};
+use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 
 /// At most this many connections are open at once.
 const MAX_CONNECTIONS: usize = 8;
@@ -198,6 +198,16 @@ impl MySqlAdapter {
         }
     }
 
+    /// The limits of the schema reads: the statistics budget (three times over) and no
+    /// row cap.
+    fn snapshot_limits(&self) -> Limits {
+        Limits {
+            statement_timeout_ms: nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS * 3,
+            row_limit: u64::MAX - 1,
+            ..self.limits
+        }
+    }
+
     async fn plan_of(&self, sql: &str) -> Result<serde_json::Value, ResultError> {
         match self
             .in_read_only_tx(self.limits, Op::Explain(sql.to_owned()))
@@ -233,7 +243,7 @@ enum Op {
         started: Instant,
     },
     Explain(String),
-    Snapshot,
+    Snapshot(snapshot::Detail),
 }
 
 /// What an [`Op`] returns.
@@ -263,7 +273,7 @@ async fn run_tx(conn: &mut Conn, id: &str, caps: &str, op: Op) -> Result<Out, Re
             .await
             .map(Out::Frame),
         Op::Explain(sql) => explain_json(conn, &sql).await.map(Out::Plan),
-        Op::Snapshot => snapshot::snapshot(conn, id)
+        Op::Snapshot(detail) => snapshot::snapshot(conn, id, detail)
             .await
             .map(|s| Out::Snapshot(Box::new(s))),
     };
@@ -482,15 +492,20 @@ impl DatasourceAdapter for MySqlAdapter {
     }
 
     async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
-        let limits = Limits {
-            statement_timeout_ms: nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS * 3,
-            row_limit: u64::MAX - 1,
-            ..self.limits
-        };
-        match self.in_read_only_tx(limits, Op::Snapshot).await {
+        let op = Op::Snapshot(snapshot::Detail::Full);
+        match self.in_read_only_tx(self.snapshot_limits(), op).await {
             Ok(Out::Snapshot(s)) => Ok(*s),
             Ok(_) => Err(unexpected().at("schema_snapshot", &self.id)),
             Err(e) => Err(e.at("schema_snapshot", &self.id)),
+        }
+    }
+
+    async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
+        let op = Op::Snapshot(snapshot::Detail::Contract);
+        match self.in_read_only_tx(self.snapshot_limits(), op).await {
+            Ok(Out::Snapshot(s)) => Ok(s.contract),
+            Ok(_) => Err(unexpected().at("schema_contract", &self.id)),
+            Err(e) => Err(e.at("schema_contract", &self.id)),
         }
     }
 

@@ -1,6 +1,7 @@
 //! Schema snapshots from `information_schema`: the tables and views of the connection's
 //! database (or of every non-system database when the URL names none) that the account
-//! may see, with keys, row counts and sampled column statistics.
+//! may see, with keys, row counts and sampled column statistics, or (for
+//! [`Detail::Contract`]) the tables, columns and keys alone.
 
 use std::time::{Duration, Instant};
 
@@ -29,7 +30,21 @@ fn s(v: Text) -> String {
     v.unwrap_or_default()
 }
 
-pub(crate) async fn snapshot(conn: &mut Conn, id: &str) -> Result<SchemaSnapshot, ResultError> {
+/// How much of the schema a snapshot reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Detail {
+    /// Tables, columns and keys only: catalog reads, no row counts, statistics or
+    /// samples; the snapshot has no metadata.
+    Contract,
+    /// The contract plus row counts and column statistics within the time budget.
+    Full,
+}
+
+pub(crate) async fn snapshot(
+    conn: &mut Conn,
+    id: &str,
+    detail: Detail,
+) -> Result<SchemaSnapshot, ResultError> {
     let started = Instant::now();
     let budget = Duration::from_millis(DEFAULT_SCHEMA_STATS_TIMEOUT_MS);
     let rows: Vec<(Text, Text, Text, Text, Text)> = conn
@@ -82,13 +97,19 @@ pub(crate) async fn snapshot(conn: &mut Conn, id: &str) -> Result<SchemaSnapshot
             });
         }
     }
+    let contract = assemble_contract(id, "mysql", &columns, &primary_keys, &foreign_keys);
+    if detail == Detail::Contract {
+        return Ok(SchemaSnapshot {
+            contract,
+            metadata: None,
+        });
+    }
     let estimates: Vec<(Text, Text, Option<u64>)> = conn
         .query(format!(
             "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS FROM information_schema.TABLES WHERE {SCHEMAS}"
         ))
         .await
         .map_err(|e| map_err(&e))?;
-    let contract = assemble_contract(id, "mysql", &columns, &primary_keys, &foreign_keys);
     let mut metadata = SchemaMetadata {
         datasource_id: id.to_owned(),
         engine_type: "mysql".to_owned(),

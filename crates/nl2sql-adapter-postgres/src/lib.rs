@@ -33,7 +33,7 @@ use nl2sql_adapter::{
     DryRunResult, Limits, PlanFormat, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
     ResultFrame,
 };
-use nl2sql_state::{Dialect, SchemaSnapshot};
+use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls};
@@ -265,6 +265,7 @@ enum Op {
     Explain(String),
     Snapshot {
         budget_ms: u64,
+        detail: snapshot::Detail,
     },
 }
 
@@ -308,7 +309,7 @@ async fn run_tx(
                 .await
                 .map(Out::Frame),
             Op::Explain(sql) => explain_json(&tx, &sql).await.map(Out::Plan),
-            Op::Snapshot { budget_ms } => snapshot::snapshot(&tx, id, budget_ms)
+            Op::Snapshot { budget_ms, detail } => snapshot::snapshot(&tx, id, budget_ms, detail)
                 .await
                 .map(|s| Out::Snapshot(Box::new(s))),
         };
@@ -537,12 +538,36 @@ impl DatasourceAdapter for PostgresAdapter {
     async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
         let budget_ms = nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS;
         match self
-            .in_read_only_tx(budget_ms * 3, Op::Snapshot { budget_ms })
+            .in_read_only_tx(
+                budget_ms * 3,
+                Op::Snapshot {
+                    budget_ms,
+                    detail: snapshot::Detail::Full,
+                },
+            )
             .await
         {
             Ok(Out::Snapshot(s)) => Ok(*s),
             Ok(_) => Err(unexpected().at("schema_snapshot", &self.id)),
             Err(e) => Err(e.at("schema_snapshot", &self.id)),
+        }
+    }
+
+    async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
+        let budget_ms = nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS;
+        match self
+            .in_read_only_tx(
+                budget_ms * 3,
+                Op::Snapshot {
+                    budget_ms,
+                    detail: snapshot::Detail::Contract,
+                },
+            )
+            .await
+        {
+            Ok(Out::Snapshot(s)) => Ok(s.contract),
+            Ok(_) => Err(unexpected().at("schema_contract", &self.id)),
+            Err(e) => Err(e.at("schema_contract", &self.id)),
         }
     }
 

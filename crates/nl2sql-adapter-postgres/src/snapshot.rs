@@ -1,5 +1,6 @@
 //! Schema snapshots from PostgreSQL's catalogs: every table and view the role may read
-//! outside the system schemas, with keys, row counts and sampled column statistics.
+//! outside the system schemas, with keys, row counts and sampled column statistics, or
+//! (for [`Detail::Contract`]) the tables, columns and keys alone.
 
 use std::time::{Duration, Instant};
 
@@ -39,10 +40,21 @@ fn table_ref(row: &tokio_postgres::Row, i: usize) -> TableRef {
     }
 }
 
+/// How much of the schema a snapshot reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Detail {
+    /// Tables, columns and keys only: catalog reads, no row counts, statistics or
+    /// samples; the snapshot has no metadata.
+    Contract,
+    /// The contract plus row counts and column statistics within the time budget.
+    Full,
+}
+
 pub(crate) async fn snapshot(
     tx: &Transaction<'_>,
     id: &str,
     budget_ms: u64,
+    detail: Detail,
 ) -> Result<SchemaSnapshot, ResultError> {
     let started = Instant::now();
     let budget = Duration::from_millis(budget_ms);
@@ -111,6 +123,13 @@ pub(crate) async fn snapshot(
         referred_column: text(r, 6),
     })
     .collect();
+    let contract = assemble_contract(id, "postgres", &columns, &primary_keys, &foreign_keys);
+    if detail == Detail::Contract {
+        return Ok(SchemaSnapshot {
+            contract,
+            metadata: None,
+        });
+    }
     let estimates = rows(
         tx,
         &format!(
@@ -119,7 +138,6 @@ pub(crate) async fn snapshot(
         ),
     )
     .await?;
-    let contract = assemble_contract(id, "postgres", &columns, &primary_keys, &foreign_keys);
     let mut metadata = SchemaMetadata {
         datasource_id: id.to_owned(),
         engine_type: "postgres".to_owned(),

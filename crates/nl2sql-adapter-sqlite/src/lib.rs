@@ -462,7 +462,17 @@ fn quote(ident: &str) -> String {
     format!("\"{}\"", ident.replace('"', "\"\""))
 }
 
-fn snapshot_on(conn: &Conn, id: &str) -> Result<SchemaSnapshot, ResultError> {
+/// How much of the schema a snapshot reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Detail {
+    /// Tables, columns and keys only: catalog reads, no row counts, statistics or
+    /// samples; the snapshot has no metadata.
+    Contract,
+    /// The contract plus row counts and column statistics within the time budget.
+    Full,
+}
+
+fn snapshot_on(conn: &Conn, id: &str, detail: Detail) -> Result<SchemaSnapshot, ResultError> {
     let started = Instant::now();
     let budget = Duration::from_millis(DEFAULT_SCHEMA_STATS_TIMEOUT_MS);
     let mut contract = SchemaContract::new(id, "sqlite");
@@ -538,6 +548,10 @@ fn snapshot_on(conn: &Conn, id: &str) -> Result<SchemaSnapshot, ResultError> {
             }
         }
         table.foreign_keys = by_id.into_iter().map(|(_, fk)| fk).collect();
+        if detail == Detail::Contract {
+            contract.add_table(table);
+            continue;
+        }
 
         let count = internal_rows(conn, &format!("SELECT count(*) FROM {}", quote(&name)), &[])?;
         let row_count = count.first().map(|r| int(&r[0]).max(0) as u64);
@@ -574,7 +588,7 @@ fn snapshot_on(conn: &Conn, id: &str) -> Result<SchemaSnapshot, ResultError> {
     }
     Ok(SchemaSnapshot {
         contract,
-        metadata: Some(metadata),
+        metadata: (detail == Detail::Full).then_some(metadata),
     })
 }
 
@@ -682,9 +696,18 @@ impl DatasourceAdapter for SqliteAdapter {
     async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
         let id = self.id.clone();
         let at = id.clone();
-        self.with_conn(move |c| snapshot_on(c, &id))
+        self.with_conn(move |c| snapshot_on(c, &id, Detail::Full))
             .await
             .map_err(|e| e.at("schema_snapshot", &at))
+    }
+
+    async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
+        let id = self.id.clone();
+        let at = id.clone();
+        self.with_conn(move |c| snapshot_on(c, &id, Detail::Contract))
+            .await
+            .map(|s| s.contract)
+            .map_err(|e| e.at("schema_contract", &at))
     }
 
     async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {

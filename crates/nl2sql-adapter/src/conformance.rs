@@ -124,6 +124,35 @@ pub async fn snapshot_describes_fixture(adapter: &dyn DatasourceAdapter, fx: &Fi
     })
 }
 
+/// `schema_contract` (the cheap structure read) equals the contract of a full snapshot,
+/// fingerprint included, and describes the fixture's tables.
+pub async fn contract_matches_snapshot(adapter: &dyn DatasourceAdapter, fx: &Fixture) -> Check {
+    let contract = adapter
+        .schema_contract()
+        .await
+        .map_err(|e| format!("schema_contract failed: {e} ({:?})", e.detail))?;
+    let snap = adapter
+        .schema_snapshot()
+        .await
+        .map_err(|e| format!("schema_snapshot failed: {e} ({:?})", e.detail))?;
+    for t in FIXTURE_TABLES {
+        let key = format!("{}.{t}", fx.schema);
+        ensure(contract.tables.contains_key(&key), || {
+            format!("table {key} missing from {:?}", contract.tables.keys())
+        })?;
+    }
+    ensure(contract == snap.contract, || {
+        format!(
+            "schema_contract differs from schema_snapshot().contract:\n{contract:?}\nvs\n{:?}",
+            snap.contract
+        )
+    })?;
+    let (cheap, full) = (contract.fingerprint(), snap.contract.fingerprint());
+    ensure(cheap == full, || {
+        format!("fingerprints differ: schema_contract {cheap}, schema_snapshot {full}")
+    })
+}
+
 /// Column statistics of known columns: distinct count, min/max, samples for text.
 pub async fn snapshot_has_column_statistics(
     adapter: &dyn DatasourceAdapter,

@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use async_trait::async_trait;
-use nl2sql_state::{Dialect, ErrorCode, SchemaSnapshot};
+use nl2sql_state::{Dialect, ErrorCode, SchemaContract, SchemaSnapshot};
 use nl2sql_validate::{GuardContext, SqlGuard};
 
 use crate::types::{
@@ -34,6 +34,15 @@ pub trait DatasourceAdapter: Send + Sync {
     /// Tables, columns, keys, row counts and cheap column statistics, within the
     /// statistics time budget.
     async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError>;
+    /// The structure only (tables, columns, keys), without statistics or samples: cheap
+    /// enough to call before every question to detect a schema change. Must equal
+    /// `schema_snapshot().contract`.
+    ///
+    /// The default takes a full snapshot and drops its metadata; adapters override it to
+    /// read the catalog alone.
+    async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
+        self.schema_snapshot().await.map(|s| s.contract)
+    }
     /// Runs `sql` in the engine sandbox under `limits`, without any guard check.
     /// Failures are returned as a failed frame, never raised.
     async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame;

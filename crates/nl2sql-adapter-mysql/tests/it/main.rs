@@ -166,6 +166,9 @@ async fn conformance_suite_as_a_select_only_account() {
     conformance::snapshot_has_column_statistics(&a, &fx)
         .await
         .unwrap();
+    conformance::contract_matches_snapshot(&a, &fx)
+        .await
+        .unwrap();
     conformance::query_returns_typed_values(&a).await.unwrap();
     conformance::row_limit_truncates(&a).await.unwrap();
     conformance::max_bytes_truncates(&a).await.unwrap();

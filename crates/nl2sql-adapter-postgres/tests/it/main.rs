@@ -167,6 +167,9 @@ async fn conformance_suite_as_a_reader_role() {
     conformance::snapshot_has_column_statistics(&a, &fx)
         .await
         .unwrap();
+    conformance::contract_matches_snapshot(&a, &fx)
+        .await
+        .unwrap();
     conformance::query_returns_typed_values(&a).await.unwrap();
     conformance::row_limit_truncates(&a).await.unwrap();
     conformance::max_bytes_truncates(&a).await.unwrap();

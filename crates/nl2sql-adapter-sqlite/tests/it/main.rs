@@ -76,6 +76,9 @@ async fn conformance_suite() {
     conformance::snapshot_has_column_statistics(&a, &fx)
         .await
         .unwrap();
+    conformance::contract_matches_snapshot(&a, &fx)
+        .await
+        .unwrap();
     conformance::query_returns_typed_values(&a).await.unwrap();
     conformance::row_limit_truncates(&a).await.unwrap();
     conformance::max_bytes_truncates(&a).await.unwrap();
@@ -93,6 +96,63 @@ async fn conformance_suite() {
     conformance::sandbox_refuses_side_effects(&a, &fx)
         .await
         .unwrap();
+}
+
+/// The contract's fingerprint follows the structure (a new table, a new column) and
+/// ignores the rows; the cheap read never carries statistics.
+#[tokio::test]
+async fn contract_fingerprint_follows_the_schema_not_the_rows() {
+    let path = copy_fixture("contract");
+    let a = adapter(&path);
+    let before = a.schema_contract().await.unwrap();
+    assert_eq!(before, a.schema_snapshot().await.unwrap().contract);
+    let fingerprint = before.fingerprint();
+
+    // The adapter is read-only: change the copy through a writable connection of its own.
+    let writer = rusqlite::Connection::open(&path).unwrap();
+    writer
+        .execute_batch(
+            "INSERT INTO products (id, sku, name, category) VALUES (99, 'SKU-CONTRACT-99', 'Probe', 'Test');
+             DELETE FROM defects WHERE id = (SELECT min(id) FROM defects);",
+        )
+        .unwrap();
+    let rows_changed = a.schema_contract().await.unwrap();
+    assert_eq!(
+        rows_changed.fingerprint(),
+        fingerprint,
+        "rows changed the fingerprint"
+    );
+    assert_eq!(rows_changed, before);
+
+    writer
+        .execute_batch("CREATE TABLE audit_notes (id INTEGER PRIMARY KEY, note TEXT NOT NULL)")
+        .unwrap();
+    let created = a.schema_contract().await.unwrap();
+    assert!(created.tables.contains_key("main.audit_notes"));
+    assert_ne!(
+        created.fingerprint(),
+        fingerprint,
+        "CREATE TABLE kept the fingerprint"
+    );
+
+    writer
+        .execute_batch("ALTER TABLE products ADD COLUMN weight_kg REAL")
+        .unwrap();
+    let altered = a.schema_contract().await.unwrap();
+    let cols: Vec<&str> = altered.tables["main.products"]
+        .columns
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(cols, ["id", "sku", "name", "category", "weight_kg"]);
+    assert_ne!(
+        altered.fingerprint(),
+        created.fingerprint(),
+        "ADD COLUMN kept the fingerprint"
+    );
+    assert_ne!(altered.fingerprint(), fingerprint);
+    // The cheap read and the full snapshot still agree after the changes.
+    assert_eq!(altered, a.schema_snapshot().await.unwrap().contract);
 }
 
 fn sha256(path: &Path) -> Vec<u8> {

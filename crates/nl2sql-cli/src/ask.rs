@@ -4,8 +4,10 @@
 //!
 //! Datasources come from `--config FILE`, `--db URL`, `$NL2SQL_CONFIG`, or else the
 //! embedded demo, created on first use under the data directory. Datasources the data
-//! directory has no snapshot of are snapshotted and indexed first. Exit codes: 0 = answered
-//! in full, 1 = partial, failed, cancelled or timed out, 2 = usage or configuration error.
+//! directory has no snapshot of, or whose structure changed since it was taken, are
+//! snapshotted and indexed first. Exit codes: 0 = answered
+//! in full, 3 = partial (some part is missing, and the output says which), 1 = failed or
+//! timed out, 130 = cancelled (Ctrl-C), 2 = usage or configuration error.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -16,7 +18,7 @@ use anyhow::{Context as _, bail};
 use nl2sql_orchestrator::{
     AskOptions, Engine, EngineOptions, PlannerChoice, RunResult, build_planner,
 };
-use nl2sql_state::{UserContext, sha256_hex};
+use nl2sql_state::{ArtifactsSection, RunStatus, UserContext, sha256_hex};
 use serde_json::Value;
 
 use crate::source::{Source, SourceArgs};
@@ -85,10 +87,18 @@ pub(crate) struct Args {
     /// "Today" for relative dates (YYYY-MM-DD); default: the planner's fixed date.
     #[arg(long, value_name = "DATE")]
     today: Option<String>,
-    /// Give up after this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
-    timeout: u64,
+    /// Give up after this many seconds (default: the configuration's
+    /// `engine.global_timeout_sec`, else 120).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<u64>,
+    /// Plan, validate and generate SQL (with the database's dry run and cost estimate) but
+    /// run nothing: the sub-queries' SQL is the output.
+    #[arg(long)]
+    no_execute: bool,
 }
+
+/// The global timeout of `ask` when neither `--timeout` nor the configuration sets one.
+const DEFAULT_TIMEOUT_SECS: u64 = 120;
 
 /// Runs the command; returns the exit code.
 pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
@@ -116,22 +126,18 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
     // One engine directory per set of datasources, so two configurations never share
     // snapshots under the same datasource id.
     let engine_dir = engine_dir(&data_dir, &source);
-    let options = EngineOptions {
-        today: args.today.clone(),
-        global_timeout: Duration::from_secs(args.timeout),
-        ..EngineOptions::default()
-    };
-    let mut engine = Engine::open(source.registry, planner, &engine_dir)
-        .with_context(|| format!("cannot open the data directory '{}'", engine_dir.display()))?
-        .with_options(options);
-    if let Some(policy) = source.policy {
-        engine = engine.with_policy_file(policy);
-    }
+    let engine = open_engine(source, planner, &engine_dir, |options| {
+        options.today.clone_from(&args.today);
+        options.execute = !args.no_execute;
+        if let Some(secs) = args.timeout {
+            options.global_timeout = Duration::from_secs(secs);
+        }
+    })?;
     let engine = Arc::new(engine);
 
     let rt = crate::source::runtime()?;
     let result = rt.block_on(async {
-        let report = engine.index_missing().await;
+        let report = engine.index_stale().await;
         for stats in &report.indexed {
             eprintln!(
                 "indexed {} (schema version {})",
@@ -154,11 +160,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
         // partial artifact is left under a final name.
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("cancelling (Ctrl-C) …");
                 cancel.cancel();
             }
         });
         engine.ask(&args.question, opts).await
     });
+    // A statement still running on a blocking thread (an engine that cannot be
+    // interrupted mid-call) must not hold the process after a cancel or a timeout.
+    rt.shutdown_background();
     // What `runs replay` needs to ask again: the question, the caller and the source.
     let recorded = RecordedAsk {
         question: args.question.clone(),
@@ -180,7 +190,73 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
         }
     }
     print_result(&result, args.format, args.explain)?;
-    Ok(if result.success { 0 } else { 1 })
+    Ok(exit_code(&result))
+}
+
+/// The exit code of a run (spec: interfaces.md §3): 0 succeeded, 3 partial, 130
+/// cancelled, 1 failed or timed out.
+pub(crate) fn exit_code(result: &RunResult) -> u8 {
+    match result.status {
+        RunStatus::Succeeded => 0,
+        RunStatus::Partial => 3,
+        RunStatus::Cancelled => 130,
+        RunStatus::Failed | RunStatus::TimedOut => 1,
+    }
+}
+
+/// The engine over `source` under `dir`: the configuration's documentation, artifact
+/// store and policy; settings from the defaults, then the `[engine]` section, then the
+/// spec's environment variables, then `adjust` (the command line).
+pub(crate) fn open_engine(
+    source: Source,
+    planner: Arc<dyn nl2sql_orchestrator::Planner>,
+    dir: &Path,
+    adjust: impl FnOnce(&mut EngineOptions),
+) -> anyhow::Result<Engine> {
+    let mut options = EngineOptions {
+        global_timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+        ..EngineOptions::default()
+    }
+    .with_section(&source.engine)
+    .with_env(|k| std::env::var(k).ok())?;
+    adjust(&mut options);
+    let mut engine = Engine::open(source.registry, planner, dir)
+        .with_context(|| format!("cannot open the data directory '{}'", dir.display()))?
+        .with_options(options)
+        .with_docs(source.docs);
+    if let Some((section, base)) = &artifacts_setting(source.artifacts) {
+        let store = nl2sql_orchestrator::artifact_store(section, base)
+            .map_err(|e| anyhow::anyhow!("{}", e.safe_message()))?;
+        engine = engine.with_artifacts(store);
+    }
+    if let Some(policy) = source.policy {
+        engine = engine.with_policy_file(policy);
+    }
+    Ok(engine)
+}
+
+/// The artifact store setting: `RESULT_ARTIFACT_BASE_URI` (with
+/// `RESULT_ARTIFACT_PATH_TEMPLATE`; relative to the current directory) wins over the
+/// configuration's `[artifacts]` section.
+fn artifacts_setting(
+    configured: Option<(ArtifactsSection, PathBuf)>,
+) -> Option<(ArtifactsSection, PathBuf)> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+    match var("RESULT_ARTIFACT_BASE_URI") {
+        Some(uri) => Some((
+            ArtifactsSection {
+                uri,
+                path_template: var("RESULT_ARTIFACT_PATH_TEMPLATE"),
+            },
+            PathBuf::from("."),
+        )),
+        None => configured.map(|(mut section, base)| {
+            if let Some(t) = var("RESULT_ARTIFACT_PATH_TEMPLATE") {
+                section.path_template = Some(t);
+            }
+            (section, base)
+        }),
+    }
 }
 
 /// A run's question, caller and source, stored beside its log for `runs replay`.

@@ -1,18 +1,21 @@
 //! `nl2sql demo`, `nl2sql index` and `nl2sql runs show`: create the demo datasets, snapshot
 //! and index datasources, and print a run's log.
 
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use clap::Subcommand;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use nl2sql_orchestrator::{
-    AskOptions, Engine, EngineOptions, PlannerChoice, read_run_log, write_replay_cassette,
+    AskOptions, IndexProgress, IndexStep, PlannerChoice, read_run_log, write_replay_cassette,
 };
 use nl2sql_state::UserContext;
 use serde_json::json;
 
-use crate::ask::{AskFormat, RecordedAsk, data_dir, engine_dir, load_source, print_result};
+use crate::ask::{
+    AskFormat, RecordedAsk, data_dir, engine_dir, exit_code, load_source, open_engine, print_result,
+};
 use crate::source::SourceArgs;
 use crate::validate_sql::Format;
 
@@ -72,13 +75,12 @@ pub(crate) fn index(args: &IndexArgs) -> anyhow::Result<u8> {
     let (source, _) = load_source(&args.source, &data_dir)?;
     let dir = engine_dir(&data_dir, &source);
     let planner = nl2sql_orchestrator::build_planner(&PlannerChoice::Offline, None)?;
-    let engine = Arc::new(
-        Engine::open(source.registry, planner, &dir)
-            .with_context(|| format!("cannot open the data directory '{}'", dir.display()))?,
-    );
+    let engine = open_engine(source, planner, &dir, |_| {})?;
     let total = engine.registry().ids().len();
     let rt = crate::source::runtime()?;
-    let report = rt.block_on(engine.index_all());
+    let mut progress = IndexProgressView::new(total);
+    let report = rt.block_on(engine.index_all_with_progress(&mut |p| progress.show(&p)));
+    progress.finish();
     match args.format {
         Format::Json => {
             let failed: Vec<_> = report
@@ -199,15 +201,9 @@ fn replay(trace_id: &str, flag: Option<&PathBuf>, format: AskFormat) -> anyhow::
     let (source, _) = load_source(&source_args, &data_dir)?;
     let dir = engine_dir(&data_dir, &source);
     let planner = nl2sql_orchestrator::build_planner(&PlannerChoice::Replay(cassette), None)?;
-    let mut engine = Engine::open(source.registry, planner, &dir)
-        .with_context(|| format!("cannot open the data directory '{}'", dir.display()))?
-        .with_options(EngineOptions {
-            today: recorded.today.clone(),
-            ..EngineOptions::default()
-        });
-    if let Some(policy) = source.policy {
-        engine = engine.with_policy_file(policy);
-    }
+    let engine = open_engine(source, planner, &dir, |options| {
+        options.today.clone_from(&recorded.today);
+    })?;
     let rt = crate::source::runtime()?;
     let opts = AskOptions {
         user: UserContext {
@@ -219,7 +215,7 @@ fn replay(trace_id: &str, flag: Option<&PathBuf>, format: AskFormat) -> anyhow::
     };
     let result = rt.block_on(engine.ask(&recorded.question, opts));
     print_result(&result, format, false)?;
-    Ok(if result.success { 0 } else { 1 })
+    Ok(exit_code(&result))
 }
 
 fn show(trace_id: &str, flag: Option<&PathBuf>, format: Format) -> anyhow::Result<u8> {
@@ -249,4 +245,76 @@ fn show(trace_id: &str, flag: Option<&PathBuf>, format: Format) -> anyhow::Resul
         }
     }
     Ok(0)
+}
+
+/// Indexing progress on standard error: a progress bar on a terminal, else one line per
+/// step (so logs and tests see the same events).
+struct IndexProgressView {
+    bar: Option<ProgressBar>,
+}
+
+impl IndexProgressView {
+    fn new(total: usize) -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::with_draw_target(
+                Some(u64::try_from(total).unwrap_or(u64::MAX)),
+                ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) =
+                ProgressStyle::with_template("{bar:30} {pos}/{len} datasources  {msg}")
+            {
+                bar.set_style(style);
+            }
+            bar
+        });
+        IndexProgressView { bar }
+    }
+
+    fn show(&mut self, p: &IndexProgress) {
+        let line = match p {
+            IndexProgress::Step {
+                datasource_id,
+                position,
+                total,
+                step,
+            } => {
+                let step = match step {
+                    IndexStep::Snapshot => "reading the schema and statistics",
+                    IndexStep::Register => "storing the snapshot",
+                    IndexStep::Chunk => "building documents",
+                    IndexStep::Refresh => "updating the index",
+                };
+                format!("[{position}/{total}] {datasource_id}: {step}")
+            }
+            IndexProgress::Done {
+                position,
+                total,
+                stats,
+            } => format!(
+                "[{position}/{total}] {}: done (schema version {})",
+                stats.datasource_id, stats.schema_version
+            ),
+            IndexProgress::Failed {
+                datasource_id,
+                position,
+                total,
+                message,
+            } => format!("[{position}/{total}] {datasource_id}: failed: {message}"),
+        };
+        match &self.bar {
+            Some(bar) => {
+                if matches!(p, IndexProgress::Done { .. } | IndexProgress::Failed { .. }) {
+                    bar.inc(1);
+                }
+                bar.set_message(line);
+            }
+            None => eprintln!("{line}"),
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
 }

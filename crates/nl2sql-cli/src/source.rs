@@ -1,10 +1,11 @@
 //! `--config FILE [--datasource ID]` or `--db URL`: where a command finds its datasources.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
-use nl2sql_orchestrator::DatasourceRegistry;
-use nl2sql_state::{ConfigFile, EnvSecrets, PolicyFile};
+use nl2sql_orchestrator::{DatasourceDocs, DatasourceRegistry, load_docs};
+use nl2sql_state::{ArtifactsSection, ConfigFile, EngineSection, EnvSecrets, PolicyFile};
 
 /// The datasource arguments shared by every command that talks to a database.
 #[derive(Debug, Clone, clap::Args)]
@@ -19,10 +20,17 @@ pub(crate) struct SourceArgs {
     pub(crate) db: Option<String>,
 }
 
-/// A loaded source: the registry, and the policy file named by the configuration.
+/// A loaded source: the registry, and what the configuration names besides (policy,
+/// documentation, engine settings, artifact store); `--db` sets none of those.
 pub(crate) struct Source {
     pub(crate) registry: DatasourceRegistry,
     pub(crate) policy: Option<PolicyFile>,
+    /// Descriptions and example questions by datasource id.
+    pub(crate) docs: BTreeMap<String, DatasourceDocs>,
+    /// The `[engine]` section.
+    pub(crate) engine: EngineSection,
+    /// The `[artifacts]` section, with the directory relative paths start from.
+    pub(crate) artifacts: Option<(ArtifactsSection, PathBuf)>,
 }
 
 impl SourceArgs {
@@ -38,6 +46,9 @@ impl SourceArgs {
             return Ok(Source {
                 registry,
                 policy: None,
+                docs: BTreeMap::new(),
+                engine: EngineSection::default(),
+                artifacts: None,
             });
         }
         let path = match (&self.config, std::env::var_os("NL2SQL_CONFIG")) {
@@ -69,7 +80,15 @@ impl SourceArgs {
             }
             None => None,
         };
-        Ok(Source { registry, policy })
+        let docs = load_docs(&file, base)
+            .with_context(|| format!("invalid configuration file '{}'", path.display()))?;
+        Ok(Source {
+            registry,
+            policy,
+            docs,
+            artifacts: file.artifacts.clone().map(|a| (a, base.to_path_buf())),
+            engine: file.engine,
+        })
     }
 }
 

@@ -8,6 +8,7 @@ use nl2sql_state::PipelineError;
 use serde::Serialize;
 
 use crate::chunk::{ChunkType, build_chunks};
+use crate::docs::{TableDocs, apply_docs};
 use crate::index::SchemaIndex;
 use crate::store::SchemaStore;
 
@@ -86,6 +87,9 @@ pub struct DatasourceDocs {
     pub description: Option<String>,
     /// Example questions from the sample-questions file.
     pub examples: Vec<String>,
+    /// Table and column descriptions from the schema-documentation file, by table name;
+    /// written into the snapshot's metadata before it is stored ([`crate::apply_docs`]).
+    pub tables: BTreeMap<String, TableDocs>,
 }
 
 /// The outcome of [`index_all`].
@@ -171,6 +175,7 @@ async fn index_one(
     if let Some(metadata) = &mut snapshot.metadata {
         metadata.datasource_id.clone_from(&ds);
     }
+    apply_docs(&mut snapshot, docs);
     step(IndexStep::Register);
     let registration = store.register_snapshot(snapshot.clone())?;
     let version = registration.schema_version.clone();

@@ -17,6 +17,7 @@
 //! [`retrieve_datasources`] and [`SchemaRetriever::retrieve`] at question time.
 
 mod chunk;
+mod docs;
 mod fsio;
 mod index;
 mod indexing;
@@ -32,6 +33,7 @@ pub use chunk::{
     Chunk, ChunkType, build_chunks, column_chunk_id, datasource_chunk_id, relationship_chunk_id,
     table_chunk_id,
 };
+pub use docs::{DOCS_VERSION, TableDocs, add_questions, add_schema_docs, apply_docs};
 pub use index::{SchemaIndex, SearchFilter};
 pub use indexing::{
     DatasourceDocs, IndexProgress, IndexReport, IndexStats, IndexStep, index_all, index_datasource,

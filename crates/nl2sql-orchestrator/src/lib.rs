@@ -9,6 +9,7 @@
 //! ([`build_planner`]) and, with the `sqlite` and `duckdb` features, the demo datasets
 //! (`demo::create_demo`).
 
+mod config;
 mod datasources;
 #[cfg(all(feature = "sqlite", feature = "duckdb"))]
 pub mod demo;
@@ -16,12 +17,14 @@ mod engine;
 mod live;
 mod planners;
 
+pub use config::{artifact_store, load_docs};
 pub use datasources::{DatasourceRegistry, connect, effective_url, limits_of};
 pub use engine::{
-    AskOptions, AttemptReport, Engine, EngineOptions, ErrorReport, RunLogEntry, RunResult,
-    SubQueryReport, TerminalTable, read_run_log, recorded_question, run_log_path,
+    AskOptions, AttemptReport, ENGINE_ENV_VARS, Engine, EngineOptions, ErrorReport, RunLogEntry,
+    RunResult, SubQueryReport, TerminalTable, read_run_log, recorded_question, run_log_path,
     write_replay_cassette,
 };
 pub use live::{LiveReport, validate_sql_live};
-pub use nl2sql_index::IndexReport;
+pub use nl2sql_index::{DatasourceDocs, IndexProgress, IndexReport, IndexStep};
+pub use nl2sql_planner::Planner;
 pub use planners::{PlannerChoice, build_planner};

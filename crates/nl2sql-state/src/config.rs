@@ -157,7 +157,7 @@ fn invalid(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
 }
 
 /// The file as written: `version`, an optional `policy` path and `[[datasources]]`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigFile {
     /// Format version ([`CONFIG_VERSION`]).
@@ -165,9 +165,72 @@ pub struct ConfigFile {
     /// Path of the RBAC policy file (JSON), relative to the configuration file.
     #[serde(default)]
     pub policy: Option<String>,
+    /// Path of a schema-documentation file (JSON: table and column descriptions by
+    /// datasource), relative to the configuration file; indexed with the schemas.
+    #[serde(default)]
+    pub schema_docs: Option<String>,
+    /// Path of an example-questions file (JSON: questions by datasource), relative to the
+    /// configuration file; indexed, and shown to the decomposer.
+    #[serde(default)]
+    pub questions: Option<String>,
+    /// Pipeline settings (`[engine]`).
+    #[serde(default)]
+    pub engine: EngineSection,
+    /// Where result artifacts go (`[artifacts]`); default: a local directory under the
+    /// data directory.
+    #[serde(default)]
+    pub artifacts: Option<ArtifactsSection>,
     /// The datasources.
     #[serde(default)]
     pub datasources: Vec<DatasourceEntry>,
+}
+
+/// `SCHEMA_VERSION_MISMATCH_POLICY`: what a question does when the index was built from
+/// another schema version than the schema store's latest (spec: pipeline.md §3 step 6).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MismatchPolicy {
+    /// Go on, with a warning in the result (the default).
+    #[default]
+    Warn,
+    /// Stop with `INVALID_STATE` naming the datasources.
+    Fail,
+    /// Go on silently.
+    Ignore,
+}
+
+/// The `[engine]` section: pipeline settings; every key is optional (the spec's defaults).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineSection {
+    /// `SCHEMA_VERSION_MISMATCH_POLICY`: `warn`, `fail` or `ignore`.
+    #[serde(default)]
+    pub schema_version_mismatch: Option<MismatchPolicy>,
+    /// `MAX_PARALLEL_SCANS`: scans of one layer that run at once.
+    #[serde(default)]
+    pub max_parallel_scans: Option<usize>,
+    /// `SQL_AGENT_MAX_RETRIES`: re-plans per scan after the first attempt.
+    #[serde(default)]
+    pub max_retries: Option<u32>,
+    /// `GLOBAL_TIMEOUT_SEC`: the longest a question may take, in seconds.
+    #[serde(default)]
+    pub global_timeout_sec: Option<f64>,
+    /// `PHYSICAL_MAX_COST`: a higher estimated cost blocks a query.
+    #[serde(default)]
+    pub max_cost: Option<f64>,
+}
+
+/// The `[artifacts]` section (spec: storage.md §1, config-and-security.md §3): the
+/// `RESULT_ARTIFACT_*` settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArtifactsSection {
+    /// `RESULT_ARTIFACT_BASE_URI`: `file:///dir`, a relative or absolute directory,
+    /// `s3://bucket/prefix`, `az://container/prefix`, `gs://bucket/prefix` or `memory://`.
+    pub uri: String,
+    /// `RESULT_ARTIFACT_PATH_TEMPLATE` (default: the spec's template).
+    #[serde(default)]
+    pub path_template: Option<String>,
 }
 
 /// One `[[datasources]]` entry as written.
@@ -367,6 +430,25 @@ impl ConfigFile {
                     self.version
                 ),
             ));
+        }
+        if self.engine.max_parallel_scans == Some(0) {
+            return Err(invalid(
+                "engine.max_parallel_scans",
+                "must be greater than 0",
+            ));
+        }
+        for (key, v) in [
+            ("engine.global_timeout_sec", self.engine.global_timeout_sec),
+            ("engine.max_cost", self.engine.max_cost),
+        ] {
+            if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+                return Err(invalid(key, "must be a number greater than 0"));
+            }
+        }
+        if let Some(a) = &self.artifacts
+            && a.uri.trim().is_empty()
+        {
+            return Err(invalid("artifacts.uri", "must not be empty"));
         }
         let mut seen = BTreeSet::new();
         for (i, ds) in self.datasources.iter().enumerate() {

@@ -21,8 +21,9 @@ mod tests;
 
 pub use canonical::{canonical_json, sha256_hex};
 pub use config::{
-    CONFIG_VERSION, ConfigError, ConfigFile, DEFAULT_ROW_LIMIT, DatasourceConfig, DatasourceEntry,
-    Engine, EnvSecrets, Secret, SecretSource, redact_url, resolve_secret,
+    ArtifactsSection, CONFIG_VERSION, ConfigError, ConfigFile, DEFAULT_ROW_LIMIT, DatasourceConfig,
+    DatasourceEntry, Engine, EngineSection, EnvSecrets, MismatchPolicy, Secret, SecretSource,
+    redact_url, resolve_secret,
 };
 pub use context::{InvalidTraceId, TraceId, UserContext};
 pub use dialect::{Dialect, UnknownDialect};

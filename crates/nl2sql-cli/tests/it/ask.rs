@@ -304,6 +304,15 @@ fn index_then_show_and_replay_a_run() {
         text.starts_with("[1/1] manufacturing: schema version "),
         "{text}"
     );
+    // Not a terminal: progress is one line per step on standard error.
+    let progress = String::from_utf8_lossy(&out.stderr);
+    for step in [
+        "[1/1] manufacturing: reading the schema and statistics",
+        "[1/1] manufacturing: updating the index",
+        "[1/1] manufacturing: done (schema version ",
+    ] {
+        assert!(progress.contains(step), "{step} missing from {progress}");
+    }
 
     let v = json(&ask(
         &dir,

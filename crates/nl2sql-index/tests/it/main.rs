@@ -29,6 +29,7 @@ fn docs() -> DatasourceDocs {
     DatasourceDocs {
         description: Some("Factory production, machines, maintenance and inventory".to_owned()),
         examples: vec!["Which machines had the most downtime last month?".to_owned()],
+        ..DatasourceDocs::default()
     }
 }
 
@@ -275,6 +276,88 @@ async fn lexical_index_persists_the_indexed_fixture() {
         .expect("retrieve");
     assert!(tables_of(&ctx).contains(&"main.defects"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+const SCHEMA_DOCS: &str = r#"{ "version": 1, "datasources": { "manufacturing": {
+  "description": "ignored: the configuration's description wins",
+  "tables": {
+    "inventory": { "description": "Stock kept in each warehouse bin", "row_count": 4,
+      "columns": { "on_hand": "Units physically sitting on the shelf", "nope": "no such column" } },
+    "no_such_table": { "description": "ignored" } } } } }"#;
+
+const QUESTIONS: &str = r#"{ "version": 1,
+  "datasources": { "manufacturing": ["How much stock is on the shelf?"] },
+  "cross_source": ["Compare this with that"] }"#;
+
+#[tokio::test]
+async fn documentation_files_describe_tables_and_columns_without_changing_the_version() {
+    let mut all = BTreeMap::new();
+    all.insert("manufacturing".to_owned(), docs());
+    nl2sql_index::add_schema_docs(&mut all, SCHEMA_DOCS).expect("schema docs");
+    nl2sql_index::add_questions(&mut all, QUESTIONS).expect("questions");
+    let with = all["manufacturing"].clone();
+    assert_eq!(
+        with.description,
+        docs().description,
+        "the configuration's wins"
+    );
+    assert_eq!(with.examples.len(), 2);
+    assert_eq!(with.examples[1], "How much stock is on the shelf?");
+
+    let (_, _, plain_version) = indexed().await;
+    let store = SchemaStore::in_memory();
+    let index = LexicalIndex::in_memory();
+    let stats = index_datasource(&manufacturing(), &store, &index, &with, &mut |_| {})
+        .await
+        .expect("index");
+    assert_eq!(
+        stats.schema_version, plain_version,
+        "docs are metadata only"
+    );
+    let snapshot = store.latest_snapshot("manufacturing").expect("stored");
+    let meta = &snapshot.metadata.expect("metadata").tables["main.inventory"];
+    assert_eq!(
+        meta.description.as_deref(),
+        Some("Stock kept in each warehouse bin")
+    );
+    assert_eq!(
+        meta.columns["on_hand"].description.as_deref(),
+        Some("Units physically sitting on the shelf")
+    );
+    // A word found only in a description now finds the column.
+    let filter = SearchFilter::new()
+        .datasource("manufacturing")
+        .chunk_types(&[ChunkType::Column]);
+    let hits = index.search("shelf", &filter, 3).expect("search");
+    assert_eq!(
+        hits.first().map(|(c, _)| c.metadata["column"].clone()),
+        Some(serde_json::json!("on_hand")),
+        "{hits:?}"
+    );
+    let (_, plain) = indexed_index().await;
+    assert!(
+        plain
+            .search("shelf", &filter, 3)
+            .expect("search")
+            .is_empty()
+    );
+
+    // Malformed files are errors that say which file and what.
+    let err = nl2sql_index::add_schema_docs(&mut all, "{").unwrap_err();
+    assert!(err.starts_with("schema docs:"), "{err}");
+    let err =
+        nl2sql_index::add_questions(&mut all, r#"{"version": 2, "datasources": {}}"#).unwrap_err();
+    assert!(err.contains("unsupported version 2"), "{err}");
+}
+
+/// The fixture indexed with the plain docs; the index only.
+async fn indexed_index() -> (SchemaStore, LexicalIndex) {
+    let store = SchemaStore::in_memory();
+    let index = LexicalIndex::in_memory();
+    index_datasource(&manufacturing(), &store, &index, &docs(), &mut |_| {})
+        .await
+        .expect("index");
+    (store, index)
 }
 
 /// An adapter whose schema snapshot always fails.

@@ -22,7 +22,9 @@ pub(crate) fn config_toml(sources: &[Source<'_>]) -> String {
         "# The nl2sql demo: a manufacturing company in three databases (written by\n\
          # `nl2sql demo`; the same every time). Paths are relative to this file.\n\
          version = 1\n\
-         policy = \"policy.json\"\n",
+         policy = \"policy.json\"\n\
+         schema_docs = \"schema_docs.json\"\n\
+         questions = \"questions.json\"\n",
     );
     for s in sources {
         out.push_str(&format!(

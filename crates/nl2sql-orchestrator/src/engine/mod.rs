@@ -1,6 +1,7 @@
 //! The `Engine` facade: one question through the whole pipeline (spec: pipeline.md).
 //!
-//! `ask` runs `datasource_resolver` → `decomposer` (progressive validation, one re-prompt
+//! `ask` runs `intent_guard` (a question that asks to change data stops here) →
+//! `datasource_resolver` → `decomposer` (progressive validation, one re-prompt
 //! with the findings) → `global_planner` (the validated `ExecutionDag`) → `layer_router`
 //! (each layer's scans concurrently on a bounded pool: a `JoinSet` and a semaphore) →
 //! per scan the SQL agent (`scan`) → `aggregator` → `answer_synthesizer`. The whole run
@@ -8,6 +9,7 @@
 //! in-flight work is dropped (the `JoinSet` aborts its tasks) and the state so far is
 //! returned. Every node appends a line to the run log (`runlog`).
 
+mod intent;
 mod options;
 mod result;
 mod rows;
@@ -15,6 +17,7 @@ mod run;
 mod runlog;
 mod scan;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,14 +25,15 @@ use std::time::Duration;
 use nl2sql_adapter::{BreakerConfig, CircuitBreaker, DatasourceAdapter};
 use nl2sql_artifacts::{ArtifactStore, DEFAULT_PATH_TEMPLATE, LocalArtifactStore, PathTemplate};
 use nl2sql_index::{
-    DatasourceDocs, IndexReport, LexicalIndex, SchemaIndex, SchemaStore, index_datasource,
+    DatasourceDocs, IndexProgress, IndexReport, LexicalIndex, SchemaIndex, SchemaStore,
+    index_datasource, schema_version_of,
 };
 use nl2sql_planner::Planner;
 use nl2sql_state::{AccessPolicy, ErrorCode, PipelineError, PolicyFile, Severity, UserContext};
 
 use crate::datasources::DatasourceRegistry;
 
-pub use options::{AskOptions, EngineOptions};
+pub use options::{AskOptions, ENGINE_ENV_VARS, EngineOptions};
 pub use result::{AttemptReport, ErrorReport, RunResult, SubQueryReport, TerminalTable};
 pub use runlog::{
     RunLogEntry, read_run_log, recorded_question, run_log_path, write_replay_cassette,
@@ -57,6 +61,8 @@ pub(crate) struct Shared {
     pub(crate) artifacts: Arc<dyn ArtifactStore>,
     pub(crate) options: EngineOptions,
     pub(crate) data_dir: Option<PathBuf>,
+    /// Descriptions and example questions by datasource id (documentation files).
+    pub(crate) docs: Arc<BTreeMap<String, DatasourceDocs>>,
 }
 
 /// The pipeline facade: datasources, schema store and index, planner, artifact store and
@@ -105,6 +111,7 @@ impl Engine {
                 artifacts,
                 options: EngineOptions::default(),
                 data_dir: None,
+                docs: Arc::new(BTreeMap::new()),
             },
             policy: Policy::None,
         }
@@ -149,6 +156,22 @@ impl Engine {
             Arc::new(artifacts),
         )
         .with_data_dir(data_dir))
+    }
+
+    /// The same engine writing result artifacts to `artifacts` (for example a store from
+    /// the configuration's `[artifacts]` section) instead of its default store.
+    #[must_use]
+    pub fn with_artifacts(mut self, artifacts: Arc<dyn ArtifactStore>) -> Self {
+        self.shared.artifacts = artifacts;
+        self
+    }
+
+    /// The same engine indexing and describing datasources with `docs` (descriptions and
+    /// example questions by datasource id, from the documentation files).
+    #[must_use]
+    pub fn with_docs(mut self, docs: BTreeMap<String, DatasourceDocs>) -> Self {
+        self.shared.docs = Arc::new(docs);
+        self
     }
 
     /// The same engine with `options`.
@@ -215,6 +238,15 @@ impl Engine {
     /// Snapshots and indexes every datasource of the registry, in id order; one that
     /// cannot be reached or described is reported in `failed` and the others continue.
     pub async fn index_all(&self) -> IndexReport {
+        self.index_all_with_progress(&mut |_| {}).await
+    }
+
+    /// [`Engine::index_all`], reporting each step to `progress` (positions count the
+    /// registry's datasources).
+    pub async fn index_all_with_progress(
+        &self,
+        progress: &mut dyn FnMut(IndexProgress),
+    ) -> IndexReport {
         let ids: Vec<String> = self
             .shared
             .registry
@@ -222,55 +254,135 @@ impl Engine {
             .into_iter()
             .map(str::to_owned)
             .collect();
-        self.index_these(&ids).await
+        self.index_these(&ids, progress).await
     }
 
-    /// Indexes only the datasources the schema store holds no snapshot of (a first `ask`
-    /// on a new configuration or `--db`); the others keep their stored version.
-    pub async fn index_missing(&self) -> IndexReport {
-        let ids: Vec<String> = self
-            .shared
-            .registry
-            .ids()
-            .into_iter()
-            .filter(|id| self.shared.store.latest_version(id).is_none())
-            .map(str::to_owned)
-            .collect();
-        self.index_these(&ids).await
-    }
-
-    async fn index_these(&self, ids: &[String]) -> IndexReport {
+    /// Indexes the datasources whose schema is not the one the schema store holds as
+    /// latest: those never indexed, and those whose structure (tables, columns, keys)
+    /// changed since, read cheaply through [`DatasourceAdapter::schema_contract`]. The
+    /// others keep their stored snapshot, statistics and index documents. A datasource
+    /// that cannot be reached is reported in `failed` (a question may still use the
+    /// others).
+    pub async fn index_stale(&self) -> IndexReport {
+        let mut stale = Vec::new();
         let mut report = IndexReport::default();
-        for id in ids {
+        for id in self.shared.registry.ids() {
+            let Some(stored) = self.shared.store.latest_version(id) else {
+                stale.push(id.to_owned());
+                continue;
+            };
+            let adapter = match self.shared.registry.adapter(id).await {
+                Ok(a) => a,
+                Err(e) => {
+                    report
+                        .failed
+                        .push((id.to_owned(), e.to_pipeline_error("indexing")));
+                    continue;
+                }
+            };
+            match adapter.schema_contract().await {
+                Ok(mut contract) => {
+                    // Stored contracts carry the configured id, as in indexing.
+                    contract.datasource_id = id.to_owned();
+                    if schema_version_of(&contract) != stored {
+                        tracing::info!(datasource = id, "schema changed: re-indexing");
+                        stale.push(id.to_owned());
+                    }
+                }
+                Err(e) => report
+                    .failed
+                    .push((id.to_owned(), e.to_pipeline_error("indexing"))),
+            }
+        }
+        let indexed = self.index_these(&stale, &mut |_| {}).await;
+        report.indexed = indexed.indexed;
+        report.failed.extend(indexed.failed);
+        report
+    }
+
+    async fn index_these(
+        &self,
+        ids: &[String],
+        progress: &mut dyn FnMut(IndexProgress),
+    ) -> IndexReport {
+        let mut report = IndexReport::default();
+        let total = ids.len();
+        for (i, id) in ids.iter().enumerate() {
             let id = id.as_str();
+            let position = i + 1;
             let adapter: Arc<dyn DatasourceAdapter> = match self.shared.registry.adapter(id).await {
                 Ok(a) => a,
                 Err(e) => {
                     let err = e.to_pipeline_error("indexing");
+                    progress(IndexProgress::Failed {
+                        datasource_id: id.to_owned(),
+                        position,
+                        total,
+                        message: err.to_string(),
+                    });
                     report.failed.push((id.to_owned(), err));
                     continue;
                 }
             };
-            let docs = DatasourceDocs {
-                description: self
-                    .shared
-                    .registry
-                    .config(id)
-                    .ok()
-                    .and_then(|c| c.description.clone()),
-                examples: Vec::new(),
+            let mut docs = self.shared.docs.get(id).cloned().unwrap_or_default();
+            if let Some(d) = self
+                .shared
+                .registry
+                .config(id)
+                .ok()
+                .and_then(|c| c.description.clone())
+            {
+                docs.description = Some(d);
+            }
+            // Positions count this call's datasources, not one adapter's.
+            let mut relay = |p: IndexProgress| {
+                progress(match p {
+                    IndexProgress::Step {
+                        datasource_id,
+                        step,
+                        ..
+                    } => IndexProgress::Step {
+                        datasource_id,
+                        position,
+                        total,
+                        step,
+                    },
+                    IndexProgress::Done { stats, .. } => IndexProgress::Done {
+                        position,
+                        total,
+                        stats,
+                    },
+                    IndexProgress::Failed {
+                        datasource_id,
+                        message,
+                        ..
+                    } => IndexProgress::Failed {
+                        datasource_id,
+                        position,
+                        total,
+                        message,
+                    },
+                });
             };
             let outcome = index_datasource(
                 adapter.as_ref(),
                 &self.shared.store,
                 self.shared.index.as_ref(),
                 &docs,
-                &mut |_| {},
+                &mut relay,
             )
             .await;
             match outcome {
                 Ok(stats) => report.indexed.push(stats),
-                Err(e) => report.failed.push((id.to_owned(), e)),
+                Err(e) => {
+                    progress(IndexProgress::Failed {
+                        datasource_id: id.to_owned(),
+                        position,
+                        total,
+                        message: e.to_string(),
+                    });
+                    report.failed.push((id.to_owned(), e));
+                }
             }
         }
         report

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use nl2sql_state::UserContext;
+use nl2sql_state::{ConfigError, EngineSection, MismatchPolicy, UserContext};
 use tokio_util::sync::CancellationToken;
 
 /// Settings of an [`crate::Engine`] (spec: config-and-security.md §3, errors-and-recovery.md
@@ -41,6 +41,8 @@ pub struct EngineOptions {
     pub today: Option<String>,
     /// Rows per terminal result handed to the answer step (default 200).
     pub answer_rows: usize,
+    /// `SCHEMA_VERSION_MISMATCH_POLICY` (default warn).
+    pub schema_version_mismatch: MismatchPolicy,
 }
 
 impl Default for EngineOptions {
@@ -61,7 +63,159 @@ impl Default for EngineOptions {
             execute: true,
             today: None,
             answer_rows: 200,
+            schema_version_mismatch: MismatchPolicy::Warn,
         }
+    }
+}
+
+/// The environment variables [`EngineOptions::with_env`] reads (spec:
+/// config-and-security.md §2).
+pub const ENGINE_ENV_VARS: [&str; 12] = [
+    "SCHEMA_VERSION_MISMATCH_POLICY",
+    "LOGICAL_VALIDATOR_STRICT_COLUMNS",
+    "SQL_AGENT_MAX_RETRIES",
+    "SQL_AGENT_RETRY_BASE_DELAY_SEC",
+    "SQL_AGENT_RETRY_MAX_DELAY_SEC",
+    "SQL_AGENT_RETRY_JITTER_SEC",
+    "GLOBAL_TIMEOUT_SEC",
+    "MAX_PARALLEL_SCANS",
+    "SANDBOX_EXEC_WORKERS",
+    "DECOMPOSER_MAX_RETRIES",
+    "PHYSICAL_MAX_COST",
+    "LLM_TIMEOUT_SEC",
+];
+
+fn env_error(key: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn parse_u32(key: &str, v: &str) -> Result<u32, ConfigError> {
+    v.trim()
+        .parse()
+        .map_err(|_| env_error(key, format!("'{v}' is not a whole number ≥ 0")))
+}
+
+fn parse_positive(key: &str, v: &str) -> Result<usize, ConfigError> {
+    match v.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(env_error(key, format!("'{v}' is not a whole number > 0"))),
+    }
+}
+
+fn parse_secs(key: &str, v: &str, allow_zero: bool) -> Result<Duration, ConfigError> {
+    let n: f64 = v
+        .trim()
+        .parse()
+        .map_err(|_| env_error(key, format!("'{v}' is not a number of seconds")))?;
+    if !(n.is_finite() && (n > 0.0 || (allow_zero && n == 0.0))) {
+        return Err(env_error(key, format!("'{v}' is out of range")));
+    }
+    Duration::try_from_secs_f64(n).map_err(|_| env_error(key, format!("'{v}' is out of range")))
+}
+
+impl EngineOptions {
+    /// These options with the spec's environment settings that `lookup` finds
+    /// ([`ENGINE_ENV_VARS`]; `MAX_PARALLEL_SCANS` wins over `SANDBOX_EXEC_WORKERS`). A value
+    /// that does not parse is an error naming the variable: no setting is silently
+    /// ignored.
+    pub fn with_env(
+        mut self,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let get = |k: &str| lookup(k).filter(|v| !v.trim().is_empty());
+        if let Some(v) = get("SCHEMA_VERSION_MISMATCH_POLICY") {
+            self.schema_version_mismatch = match v.trim().to_ascii_lowercase().as_str() {
+                "warn" => MismatchPolicy::Warn,
+                "fail" => MismatchPolicy::Fail,
+                "ignore" => MismatchPolicy::Ignore,
+                _ => {
+                    return Err(env_error(
+                        "SCHEMA_VERSION_MISMATCH_POLICY",
+                        format!("'{v}': expected warn, fail or ignore"),
+                    ));
+                }
+            };
+        }
+        if let Some(v) = get("LOGICAL_VALIDATOR_STRICT_COLUMNS") {
+            self.strict_columns = match v.trim().to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => true,
+                "0" | "false" | "no" | "off" => false,
+                _ => {
+                    return Err(env_error(
+                        "LOGICAL_VALIDATOR_STRICT_COLUMNS",
+                        format!("'{v}': expected true or false"),
+                    ));
+                }
+            };
+        }
+        if let Some(v) = get("SQL_AGENT_MAX_RETRIES") {
+            self.max_retries = parse_u32("SQL_AGENT_MAX_RETRIES", &v)?;
+        }
+        if let Some(v) = get("DECOMPOSER_MAX_RETRIES") {
+            self.decomposer_max_retries = parse_u32("DECOMPOSER_MAX_RETRIES", &v)?;
+        }
+        for (key, slot, zero) in [
+            (
+                "SQL_AGENT_RETRY_BASE_DELAY_SEC",
+                &mut self.retry_base_delay,
+                true,
+            ),
+            (
+                "SQL_AGENT_RETRY_MAX_DELAY_SEC",
+                &mut self.retry_max_delay,
+                true,
+            ),
+            ("SQL_AGENT_RETRY_JITTER_SEC", &mut self.retry_jitter, true),
+            ("GLOBAL_TIMEOUT_SEC", &mut self.global_timeout, false),
+            ("LLM_TIMEOUT_SEC", &mut self.planner_timeout, false),
+        ] {
+            if let Some(v) = get(key) {
+                *slot = parse_secs(key, &v, zero)?;
+            }
+        }
+        if let Some(v) = get("SANDBOX_EXEC_WORKERS") {
+            self.max_parallel_scans = parse_positive("SANDBOX_EXEC_WORKERS", &v)?;
+        }
+        if let Some(v) = get("MAX_PARALLEL_SCANS") {
+            self.max_parallel_scans = parse_positive("MAX_PARALLEL_SCANS", &v)?;
+        }
+        if let Some(v) = get("PHYSICAL_MAX_COST") {
+            let cost: f64 = v
+                .trim()
+                .parse()
+                .map_err(|_| env_error("PHYSICAL_MAX_COST", format!("'{v}' is not a number")))?;
+            if !(cost.is_finite() && cost > 0.0) {
+                return Err(env_error("PHYSICAL_MAX_COST", format!("'{v}' must be > 0")));
+            }
+            self.max_cost = Some(cost);
+        }
+        Ok(self)
+    }
+
+    /// These options with every key the configuration's `[engine]` section sets.
+    #[must_use]
+    pub fn with_section(mut self, section: &EngineSection) -> Self {
+        if let Some(p) = section.schema_version_mismatch {
+            self.schema_version_mismatch = p;
+        }
+        if let Some(n) = section.max_parallel_scans {
+            self.max_parallel_scans = n.max(1);
+        }
+        if let Some(n) = section.max_retries {
+            self.max_retries = n;
+        }
+        if let Some(secs) = section.global_timeout_sec
+            && let Ok(d) = Duration::try_from_secs_f64(secs)
+        {
+            self.global_timeout = d;
+        }
+        if let Some(c) = section.max_cost {
+            self.max_cost = Some(c);
+        }
+        self
     }
 }
 

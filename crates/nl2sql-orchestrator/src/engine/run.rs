@@ -15,8 +15,8 @@ use nl2sql_planner::{
     TerminalResult,
 };
 use nl2sql_state::{
-    AccessPolicy, ArtifactRef, ErrorCode, PipelineError, RunStatus, ScanStatus, Severity, TraceId,
-    UserContext,
+    AccessPolicy, ArtifactRef, ErrorCode, MismatchPolicy, PipelineError, RunStatus, ScanStatus,
+    Severity, TraceId, UserContext,
 };
 use nl2sql_validate::validate_decomposition;
 use serde::Serialize;
@@ -311,6 +311,13 @@ fn compute_status(st: &State, execute: bool) -> RunStatus {
 
 /// The main graph. Every exit path goes through the answer synthesizer.
 async fn pipeline(ctx: &Arc<RunCtx>, opts: &AskOptions, st: &mut State) {
+    if !intent_guard(ctx, st) {
+        let t = Instant::now();
+        answer_synthesizer(ctx, st).await;
+        st.timings
+            .insert("answer_synthesizer".to_owned(), millis(t.elapsed()));
+        return;
+    }
     let resolved = resolver(ctx, opts, st).await;
     let dag_and_queries = match resolved {
         Some(res) => {
@@ -344,6 +351,29 @@ async fn pipeline(ctx: &Arc<RunCtx>, opts: &AskOptions, st: &mut State) {
 struct Resolved {
     resolution: DatasourceResolution,
     datasources: Vec<DatasourceInfo>,
+}
+
+/// `intent_guard`: false (and an `INTENT_VIOLATION`) when the question asks to change
+/// data; nothing else runs then.
+fn intent_guard(ctx: &RunCtx, st: &mut State) -> bool {
+    let t = (SystemTime::now(), Instant::now());
+    let Some(verb) = super::intent::write_intent(&ctx.question) else {
+        return true;
+    };
+    let e = PipelineError::new(
+        "intent_guard",
+        ErrorCode::IntentViolation,
+        Severity::Critical,
+        format!("The question asks to change data ('{verb}'); nl2sql only reads data."),
+    );
+    ctx.log_node(
+        "intent_guard",
+        t,
+        json!({"verb": verb}),
+        std::slice::from_ref(&e),
+    );
+    st.error(&e);
+    false
 }
 
 /// `datasource_resolver` (pipeline.md §2.1).
@@ -467,26 +497,50 @@ fn resolve(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Result<Resolved, 
     }
     let mut schema_versions = BTreeMap::new();
     let mut datasources = Vec::new();
+    let mut mismatched = Vec::new();
     for (id, description, chunk_version) in &allowed {
         let latest = store.latest_version(id);
         if let (Some(l), Some(c)) = (&latest, chunk_version)
             && l != c
         {
-            st.warnings.push(format!(
-                "Schema version mismatch for datasources: {id} (index {c}, store {l})"
-            ));
+            mismatched.push(id.clone());
         }
         if let Some(v) = &latest {
             schema_versions.insert(id.clone(), v.clone());
         }
+        let examples = ctx
+            .shared
+            .docs
+            .get(id)
+            .map(|d| d.examples.clone())
+            .unwrap_or_default();
         datasources.push(DatasourceInfo {
             id: id.clone(),
             description: description.clone(),
             domains: Vec::new(),
-            examples: Vec::new(),
+            examples,
             schema_version: latest.clone(),
             snapshot: store.latest_snapshot(id),
         });
+    }
+    if !mismatched.is_empty() {
+        mismatched.sort();
+        let message = format!(
+            "Schema version mismatch for datasources: {}",
+            mismatched.join(", ")
+        );
+        match ctx.shared.options.schema_version_mismatch {
+            MismatchPolicy::Fail => {
+                return Err(PipelineError::new(
+                    NODE,
+                    ErrorCode::InvalidState,
+                    Severity::Error,
+                    message,
+                ));
+            }
+            MismatchPolicy::Warn => st.warnings.push(message),
+            MismatchPolicy::Ignore => {}
+        }
     }
     Ok(Resolved {
         resolution: DatasourceResolution {
@@ -763,7 +817,28 @@ async fn aggregator(ctx: &RunCtx, dag: &ExecutionDag, st: &mut State) {
         st.error(&e);
     }
     let max = ctx.shared.options.answer_rows;
-    for id in &outcome.results {
+    // A terminal node that could not be computed (one of its inputs failed) gives way to
+    // the nearest parts upstream of it that were: a partial answer, said so in words.
+    let mut shown: Vec<String> = outcome.results.clone();
+    for terminal in dag.terminal_nodes() {
+        if outcome.results.iter().any(|r| r == terminal) {
+            continue;
+        }
+        let parts = computed_parts(dag, terminal, &outcome.tables);
+        if parts.is_empty() {
+            continue;
+        }
+        st.warnings.push(format!(
+            "The combined result '{terminal}' could not be computed; showing what could be: {}.",
+            parts.join(", ")
+        ));
+        for p in parts {
+            if !shown.contains(&p) {
+                shown.push(p);
+            }
+        }
+    }
+    for id in &shown {
         if let Some(batch) = outcome.tables.get(id) {
             st.terminal.push(TerminalTable {
                 node_id: id.clone(),
@@ -778,12 +853,33 @@ async fn aggregator(ctx: &RunCtx, dag: &ExecutionDag, st: &mut State) {
         "aggregator",
         t,
         json!({
-            "results": outcome.results,
+            "results": shown,
             "row_counts": st.terminal.iter().map(|t| (t.node_id.clone(), t.total_rows)).collect::<BTreeMap<_, _>>(),
             "max_rows_to_answer": max,
         }),
         &outcome.errors,
     );
+}
+
+/// The nodes nearest upstream of `node` (itself included) whose table was computed, in
+/// input order.
+fn computed_parts<T>(dag: &ExecutionDag, node: &str, tables: &BTreeMap<String, T>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![node.to_owned()];
+    let mut seen = BTreeSet::new();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id.clone()) {
+            continue;
+        }
+        if tables.contains_key(&id) {
+            out.push(id);
+            continue;
+        }
+        if let Some(n) = dag.node(&id) {
+            stack.extend(n.inputs.iter().rev().cloned());
+        }
+    }
+    out
 }
 
 /// `answer_synthesizer` (pipeline.md §2.6): the planner's answer, falling back to the

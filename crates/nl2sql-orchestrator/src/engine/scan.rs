@@ -285,13 +285,15 @@ async fn drive(
                 async move { planner.refine(&req).await },
             )
             .await;
-        let text = match refined {
-            Ok(f) => f,
+        // A model that fails to refine does not end the scan: the offline refiner's
+        // feedback is used, and the model's error stays in the run log.
+        let (text, refiner_errors) = match refined {
+            Ok(f) => (f, Vec::new()),
             Err(e) if e.code == ErrorCode::Cancelled => {
                 report.status = ScanStatus::Cancelled;
                 return vec![e];
             }
-            Err(_) => OfflinePlanner::new().refine_sync(&refine),
+            Err(e) => (OfflinePlanner::new().refine_sync(&refine), vec![e]),
         };
         let mut fb = text.clone();
         for e in &a.errors {
@@ -301,8 +303,8 @@ async fn drive(
             "refiner",
             Some(attempt_no),
             t,
-            json!({"feedback": text}),
-            &[],
+            json!({"feedback": text, "offline_fallback": !refiner_errors.is_empty()}),
+            &refiner_errors,
         );
         history.push(format!("[refiner]: {text}"));
         feedback = Some(fb);

@@ -2,3 +2,4 @@
 
 mod demo_corpus;
 mod pipeline;
+mod schema;

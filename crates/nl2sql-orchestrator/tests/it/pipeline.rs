@@ -254,6 +254,35 @@ async fn a_vanished_datasource_gives_a_partial_answer_naming_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_that_asks_to_change_data_is_refused_before_planning() {
+    let dir = TempDir::new("intent");
+    let engine = fixture_engine(&dir.0, Arc::new(OfflinePlanner::new())).await;
+    let r = engine
+        .ask(
+            "Please delete all factories in Berlin",
+            AskOptions::default(),
+        )
+        .await;
+    assert_eq!(r.status, RunStatus::Failed);
+    assert_eq!(codes(&r), vec![ErrorCode::IntentViolation]);
+    assert!(r.subqueries.is_empty(), "nothing was planned");
+    assert!(r.answer.is_some(), "the user is told why");
+    let entries = read_run_log(&engine.run_log_path(&r.trace_id).unwrap()).unwrap();
+    let nodes: Vec<&str> = entries.iter().map(|e| e.node.as_str()).collect();
+    assert!(nodes.contains(&"intent_guard"), "{nodes:?}");
+    assert!(!nodes.contains(&"datasource_resolver"), "{nodes:?}");
+    assert!(
+        !nodes.iter().any(|n| n.starts_with("planner:decomposer")),
+        "{nodes:?}"
+    );
+    // A question about deletions is a question.
+    let r = engine
+        .ask("How many factories are there?", AskOptions::default())
+        .await;
+    assert!(r.success, "{:#?}", r.errors);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_run_stops_promptly_and_leaves_no_artifact() {
     let dir = TempDir::new("cancel");
     let engine = fixture_engine(&dir.0, Arc::new(OfflinePlanner::new())).await;
@@ -326,6 +355,17 @@ struct FlakyPlanner {
     inner: OfflinePlanner,
     plans: AtomicU32,
     feedback: std::sync::Mutex<Vec<Option<String>>>,
+    /// The model is down for the refine and answer steps.
+    model_down: bool,
+}
+
+fn model_down() -> PipelineError {
+    PipelineError::new(
+        "planner",
+        ErrorCode::ServiceUnavailable,
+        nl2sql_state::Severity::Error,
+        "model endpoint unavailable (503)",
+    )
 }
 
 fn break_first_column(v: &mut Value) -> bool {
@@ -361,11 +401,57 @@ impl Planner for FlakyPlanner {
         Ok(serde_json::from_value(v).expect("plan"))
     }
     async fn refine(&self, r: &RefineRequest) -> Result<String, PipelineError> {
+        if self.model_down {
+            return Err(model_down());
+        }
         self.inner.refine(r).await
     }
     async fn answer(&self, r: &AnswerRequest) -> Result<FinalAnswer, PipelineError> {
+        if self.model_down {
+            return Err(model_down());
+        }
         self.inner.answer(r).await
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_cannot_refine_or_answer_falls_back_to_the_offline_steps() {
+    let dir = TempDir::new("fallback-steps");
+    let planner = Arc::new(FlakyPlanner {
+        model_down: true,
+        ..FlakyPlanner::default()
+    });
+    let engine = fixture_engine(&dir.0, planner.clone()).await;
+    let r = engine
+        .ask("List the names of all factories", AskOptions::default())
+        .await;
+    // The scan still recovers: the offline refiner's feedback drives the second attempt.
+    assert!(r.success, "{:#?}", r.errors);
+    assert_eq!(r.subqueries[0].attempts, 2);
+    assert_eq!(r.rows.as_ref().map(Vec::len), Some(3));
+    let feedback = planner.feedback.lock().unwrap().clone();
+    let second = feedback[1].clone().unwrap_or_default();
+    assert!(second.contains("COLUMN_NOT_FOUND"), "{second}");
+    // The answer is the offline planner's, with a warning saying so.
+    let summary = &r.answer.as_ref().unwrap().summary;
+    assert!(summary.contains("Plant Austin"), "{summary}");
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.starts_with("Answer synthesis failed") && w.contains("503")),
+        "{:?}",
+        r.warnings
+    );
+    // The run log keeps both model errors and marks the fallbacks.
+    let entries = read_run_log(&engine.run_log_path(&r.trace_id).unwrap()).unwrap();
+    let refiner = entries.iter().find(|e| e.node == "refiner").unwrap();
+    assert_eq!(refiner.delta["offline_fallback"], json!(true));
+    assert_eq!(refiner.errors[0].code, ErrorCode::ServiceUnavailable);
+    let answer = entries
+        .iter()
+        .find(|e| e.node == "answer_synthesizer")
+        .unwrap();
+    assert_eq!(answer.errors[0].code, ErrorCode::ServiceUnavailable);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

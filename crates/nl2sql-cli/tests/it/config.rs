@@ -1,0 +1,225 @@
+//! What a configuration file sets besides datasources, through the real binary: the
+//! `[engine]` and `[artifacts]` sections, documentation files, re-indexing when a schema
+//! changes, and `ask --no-execute` (plans and SQL, nothing run).
+
+#![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nl2sql-cfg-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn nl2sql(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .current_dir(dir)
+        .env_remove("NL2SQL_CONFIG")
+        .env_remove("NL2SQL_DATA_DIR")
+        .output()
+        .unwrap()
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == ext) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+const CONFIG: &str = r#"version = 1
+schema_docs = "docs.json"
+questions = "questions.json"
+
+[engine]
+max_parallel_scans = 2
+max_retries = 1
+global_timeout_sec = 30
+
+[artifacts]
+uri = "results"
+
+[[datasources]]
+id = "plant"
+url = "sqlite://plant.db"
+"#;
+
+fn setup(name: &str) -> PathBuf {
+    let dir = temp_dir(name);
+    std::fs::copy(fixture(), dir.join("plant.db")).unwrap();
+    std::fs::write(dir.join("nl2sql.toml"), CONFIG).unwrap();
+    std::fs::write(
+        dir.join("docs.json"),
+        r#"{"version": 1, "datasources": {"plant": {"tables": {"factories": {"description": "Our plants"}}}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("questions.json"),
+        r#"{"version": 1, "datasources": {"plant": ["How many plants do we run?"]}}"#,
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn configured_artifacts_docs_and_explain_only_mode() {
+    let dir = setup("sections");
+    let out = nl2sql(
+        &dir,
+        &[
+            "ask",
+            "--config",
+            "nl2sql.toml",
+            "--format",
+            "json",
+            "How many factories do we have?",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    assert_eq!(v["rows"], serde_json::json!([[3]]));
+    // The artifact went where `[artifacts]` says, relative to the configuration file.
+    let written = files_with_extension(&dir.join("results"), "parquet");
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert!(files_with_extension(&dir.join("data"), "parquet").is_empty());
+    // The schema docs were indexed: the stored snapshot carries the description.
+    let snapshots = files_with_extension(&dir.join("data"), "json");
+    let described = snapshots.iter().any(|p| {
+        std::fs::read_to_string(p)
+            .unwrap_or_default()
+            .contains("Our plants")
+    });
+    assert!(described, "{snapshots:?}");
+
+    // --no-execute: SQL, no rows, nothing written.
+    let out = nl2sql(
+        &dir,
+        &[
+            "ask",
+            "--config",
+            "nl2sql.toml",
+            "--format",
+            "json",
+            "--no-execute",
+            "How many machines are there?",
+        ],
+    );
+    let v = json(&out);
+    assert_eq!(v["success"], true, "{v}");
+    let sql = v["subqueries"][0]["sql"].as_str().unwrap();
+    assert!(
+        sql.contains("COUNT(*)") && sql.contains("machines"),
+        "{sql}"
+    );
+    assert!(
+        v["rows"].is_null() || v["rows"] == serde_json::json!([]),
+        "{v}"
+    );
+    assert_eq!(
+        files_with_extension(&dir.join("results"), "parquet").len(),
+        1,
+        "no new artifact"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_changed_schema_is_indexed_again_before_the_question() {
+    let dir = setup("changed");
+    let ask = |q: &str| {
+        nl2sql(
+            &dir,
+            &["ask", "--config", "nl2sql.toml", "--format", "json", q],
+        )
+    };
+    let first = ask("How many factories do we have?");
+    let stderr = String::from_utf8_lossy(&first.stderr).into_owned();
+    assert!(
+        stderr.contains("indexed plant (schema version "),
+        "{stderr}"
+    );
+    let second = ask("How many factories do we have?");
+    let stderr = String::from_utf8_lossy(&second.stderr).into_owned();
+    assert!(!stderr.contains("indexed plant"), "unchanged: {stderr}");
+
+    let conn = rusqlite::Connection::open(dir.join("plant.db")).unwrap();
+    conn.execute_batch("CREATE TABLE suppliers (id INTEGER PRIMARY KEY, name TEXT NOT NULL);")
+        .unwrap();
+    drop(conn);
+    let third = ask("How many suppliers are there?");
+    let stderr = String::from_utf8_lossy(&third.stderr).into_owned();
+    assert!(
+        stderr.contains("indexed plant (schema version "),
+        "{stderr}"
+    );
+    let v = json(&third);
+    assert_eq!(v["success"], true, "{v}");
+    assert_eq!(v["rows"], serde_json::json!([[0]]));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_sections_are_configuration_errors_naming_the_key() {
+    let dir = setup("bad");
+    for (text, key) in [
+        (
+            "[engine]\nmax_parallel_scans = 0\n",
+            "engine.max_parallel_scans",
+        ),
+        (
+            "[engine]\nschema_version_mismatch = \"maybe\"\n",
+            "schema_version_mismatch",
+        ),
+        ("[artifacts]\nuri = \"ftp://nowhere\"\n", "artifacts.uri"),
+        ("[engine]\nturbo = true\n", "turbo"),
+    ] {
+        let config = format!(
+            "version = 1\n\n{text}\n[[datasources]]\nid = \"plant\"\nurl = \"sqlite://plant.db\"\n"
+        );
+        std::fs::write(dir.join("bad.toml"), config).unwrap();
+        let out = nl2sql(
+            &dir,
+            &["ask", "--config", "bad.toml", "How many factories?"],
+        );
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(key), "{text}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

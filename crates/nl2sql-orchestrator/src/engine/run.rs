@@ -595,6 +595,16 @@ async fn decomposer(ctx: &RunCtx, res: &Resolved, st: &mut State) -> Option<Deco
                     json!({"attempt": attempt}),
                     std::slice::from_ref(&e),
                 );
+                // Output the planner could not turn into a decomposition (malformed or
+                // schema-violating JSON from a model) is re-prompted with the parse error,
+                // within the same budget as failed validation.
+                if e.code == ErrorCode::PlanningFailure && e.is_retryable() && attempt < tries {
+                    feedback = Some(format!(
+                        "Your previous answer could not be used: {}",
+                        e.message
+                    ));
+                    continue;
+                }
                 st.error(&e);
                 break;
             }

@@ -454,6 +454,74 @@ async fn a_model_that_cannot_refine_or_answer_falls_back_to_the_offline_steps() 
     assert_eq!(answer.errors[0].code, ErrorCode::ServiceUnavailable);
 }
 
+/// A model whose first decomposition is not valid JSON.
+#[derive(Debug, Default)]
+struct GarbledOnce {
+    inner: OfflinePlanner,
+    calls: AtomicU32,
+    feedback: std::sync::Mutex<Vec<Option<String>>>,
+}
+
+#[async_trait]
+impl Planner for GarbledOnce {
+    fn name(&self) -> String {
+        "garbled-once".to_owned()
+    }
+    async fn decompose(&self, r: &DecomposeRequest) -> Result<DecomposerResponse, PipelineError> {
+        self.feedback.lock().unwrap().push(r.feedback.clone());
+        if self.calls.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Err(PipelineError::new(
+                "decomposer",
+                ErrorCode::PlanningFailure,
+                nl2sql_state::Severity::Error,
+                "the model's answer is not valid JSON: EOF while parsing an object at line 1 column 42",
+            ));
+        }
+        self.inner.decompose(r).await
+    }
+    async fn plan(&self, r: &PlanRequest) -> Result<PlanModel, PipelineError> {
+        self.inner.plan(r).await
+    }
+    async fn refine(&self, r: &RefineRequest) -> Result<String, PipelineError> {
+        self.inner.refine(r).await
+    }
+    async fn answer(&self, r: &AnswerRequest) -> Result<FinalAnswer, PipelineError> {
+        self.inner.answer(r).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unparsable_decomposition_is_re_prompted_with_the_parse_error() {
+    let dir = TempDir::new("garbled");
+    let planner = Arc::new(GarbledOnce::default());
+    let engine = fixture_engine(&dir.0, planner.clone()).await;
+    let r = engine
+        .ask("How many factories do we have?", AskOptions::default())
+        .await;
+    assert!(r.success, "{:#?}", r.errors);
+    assert_eq!(r.rows, Some(vec![vec![json!(3)]]));
+    let feedback = planner.feedback.lock().unwrap().clone();
+    assert_eq!(feedback.len(), 2);
+    assert_eq!(feedback[0], None);
+    let second = feedback[1].clone().unwrap_or_default();
+    assert!(second.contains("not valid JSON"), "{second}");
+
+    // With no retry left, the error is the run's.
+    let dir = TempDir::new("garbled-no-retry");
+    let planner = Arc::new(GarbledOnce::default());
+    let engine = fixture_engine(&dir.0, planner.clone())
+        .await
+        .with_options(EngineOptions {
+            decomposer_max_retries: 0,
+            ..fast_options()
+        });
+    let r = engine
+        .ask("How many factories do we have?", AskOptions::default())
+        .await;
+    assert_eq!(codes(&r), vec![ErrorCode::PlanningFailure]);
+    assert_eq!(planner.feedback.lock().unwrap().len(), 1);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_invalid_first_plan_is_refined_and_retried() {
     let dir = TempDir::new("retry");

@@ -50,20 +50,21 @@ struct Shape {
     min_cross: usize,
 }
 
-/// The first demo corpus. Measured 21/31 = 0.677 when it was written.
+/// The first demo corpus. Measured 21/31 = 0.677 when it was written; 31/31 after the
+/// planner was tuned on its failures.
 const DEMO: Shape = Shape {
     file: "demo_questions.toml",
-    min_accuracy: 0.65,
+    min_accuracy: 0.95,
     min_questions: 30,
     min_literal: 10,
     min_refusals: 3,
     min_cross: 4,
 };
 
-/// The second, held-out demo corpus.
+/// The second, held-out demo corpus. Measured 14/24 = 0.583 on first contact.
 const DEMO_HELDOUT: Shape = Shape {
     file: "demo_heldout.toml",
-    min_accuracy: 0.0,
+    min_accuracy: 0.55,
     min_questions: 24,
     min_literal: 20,
     min_refusals: 1,

@@ -60,7 +60,14 @@ fn measure_name(index: &SchemaIndex, m: &Measure) -> String {
             split_ident(&index.entity_noun(m.table)).join("_")
         ),
         (agg, Some(c)) => {
-            let col = index.columns[c].name.to_lowercase();
+            let col = match m.times {
+                Some(t) => format!(
+                    "{}_times_{}",
+                    index.columns[t].name.to_lowercase(),
+                    index.columns[c].name.to_lowercase()
+                ),
+                None => index.columns[c].name.to_lowercase(),
+            };
             let prefix = match agg {
                 Agg::Sum => "total",
                 Agg::Avg => "avg",
@@ -304,12 +311,16 @@ pub(crate) fn plan_model(
         })
         .collect();
     let measure_expr = |m: &Measure| -> Expr {
+        let arg = |c: usize| match m.times {
+            Some(t) => Expr::binary(Op::Multiply, col(t), col(c)),
+            None => col(c),
+        };
         let (name, arg) = match (m.agg, m.column) {
             (Agg::Count, _) | (_, None) => ("COUNT", Expr::column(None, "*")),
-            (Agg::Sum, Some(c)) => ("SUM", col(c)),
-            (Agg::Avg, Some(c)) => ("AVG", col(c)),
-            (Agg::Min, Some(c)) => ("MIN", col(c)),
-            (Agg::Max, Some(c)) => ("MAX", col(c)),
+            (Agg::Sum, Some(c)) => ("SUM", arg(c)),
+            (Agg::Avg, Some(c)) => ("AVG", arg(c)),
+            (Agg::Min, Some(c)) => ("MIN", arg(c)),
+            (Agg::Max, Some(c)) => ("MAX", arg(c)),
         };
         let mut e = Expr::func(name, vec![arg]);
         e.is_aggregate = true;
@@ -472,9 +483,17 @@ pub(crate) fn semantic_parts(
                         Agg::Min => Aggregation::Min,
                         Agg::Max => Aggregation::Max,
                     }),
-                    description: Some(match m.column {
-                        Some(c) => format!("{} of {}", agg_word(m.agg), index.columns[c].name),
-                        None => format!("number of {}", index.entity_noun(m.table)),
+                    description: Some(match (m.column, m.times) {
+                        (Some(c), Some(t)) => format!(
+                            "{} of {} times {}",
+                            agg_word(m.agg),
+                            index.columns[t].name,
+                            index.columns[c].name
+                        ),
+                        (Some(c), None) => {
+                            format!("{} of {}", agg_word(m.agg), index.columns[c].name)
+                        }
+                        (None, _) => format!("number of {}", index.entity_noun(m.table)),
                     }),
                 })
             }

@@ -1,8 +1,11 @@
 //! The offline decomposer: picks the datasource whose schema links the question best and
 //! writes one scan sub-query (semantic metrics, filters, group-by and expected schema) with
 //! a standalone combine group. A question whose parts live in two datasources ("compare X
-//! in A with Y in B") becomes two scans and a compare or join group on the shared
-//! attribute (two standalone groups when there is none).
+//! in A with Y in B", "for each factory code, X and Y", "X alongside Y by factory code")
+//! becomes two scans and a compare or join group on the shared attribute (two standalone
+//! groups when there is none). A split is taken when the whole question does not read
+//! cleanly in one datasource, when it names two, or when each part reads cleanly in its
+//! own datasource and clearly worse in the other's.
 
 use nl2sql_plan::{
     CombineGroup, CombineInput, CombineOperation, DecomposerResponse, JoinKeyPair, Role, SubQuery,
@@ -17,10 +20,14 @@ use super::intent::Day;
 use super::link::{SchemaIndex, datasource_words};
 use super::text::tokenize;
 
+/// How much better (in link score) a part must read in its own datasource than in another
+/// to count as needing it: about one whole-name link.
+const FIT_MARGIN: u32 = 8;
+
 /// One datasource's reading of (part of) the question.
 struct Reading<'a> {
     ds: &'a DatasourceInfo,
-    index: SchemaIndex,
+    index: &'a SchemaIndex,
     result: Result<Analysis, Unlinked>,
 }
 
@@ -31,6 +38,11 @@ impl Reading<'_> {
             Ok(a) => (false, a.unlinked.len(), std::cmp::Reverse(a.score), order),
             Err(u) => (true, u.words.len(), std::cmp::Reverse(0), order),
         }
+    }
+
+    /// True when the reading succeeds with every content word linked.
+    fn clean(&self) -> bool {
+        self.result.as_ref().is_ok_and(|a| a.unlinked.is_empty())
     }
 }
 
@@ -54,34 +66,53 @@ pub(crate) fn decompose(
         .iter()
         .flat_map(|d| datasource_words(&d.id))
         .collect();
+    // One index per datasource, shared by every reading of every part.
+    let indexes: Vec<SchemaIndex> = candidates
+        .iter()
+        .map(|d| {
+            d.snapshot
+                .as_ref()
+                .map(SchemaIndex::build)
+                .unwrap_or_default()
+        })
+        .collect();
     let readings = |text: &str| -> Vec<Reading<'_>> {
         candidates
             .iter()
-            .map(|ds| {
-                let index = ds
-                    .snapshot
-                    .as_ref()
-                    .map(SchemaIndex::build)
-                    .unwrap_or_default();
-                let result = analyze(text, &index, today, &ignore);
-                Reading { ds, index, result }
+            .zip(&indexes)
+            .map(|(ds, index)| Reading {
+                ds,
+                index,
+                result: analyze(text, index, today, &ignore),
             })
             .collect()
     };
-    let best = |rs, text: &str| best_reading(rs, text, &candidates);
-    let whole = best(readings(&request.question), &request.question);
-    let clean_whole = whole
-        .as_ref()
-        .is_some_and(|(_, r)| r.result.as_ref().is_ok_and(|a| a.unlinked.is_empty()));
+    let whole_readings = readings(&request.question);
+    let whole = best_reading(&whole_readings, &request.question, &candidates);
+    let clean_whole = whole.is_some_and(Reading::clean);
     let named_count = candidates
         .iter()
         .filter(|d| mentions_datasource(&request.question, &d.id))
         .count();
-    if candidates.len() >= 2 && (!clean_whole || named_count >= 2) {
+    if candidates.len() >= 2 {
+        // A part of the question that reads cleanly only in one datasource, and another
+        // that reads cleanly only in another, need two scans even when one datasource
+        // links every word of the whole question somehow.
+        let loose = !clean_whole || named_count >= 2;
         for (left, right, compare) in splits(&request.question) {
-            let (Some((_, l)), Some((_, r))) =
-                (best(readings(&left), &left), best(readings(&right), &right))
-            else {
+            let (lr, rr) = (readings(&left), readings(&right));
+            // A part fits another datasource when it reads cleanly there nearly as well
+            // (within one strong link) as in its own.
+            let fits = |rs: &[Reading<'_>], own: &Reading<'_>, other: &str| {
+                let score = |r: &Reading<'_>| r.result.as_ref().map_or(0, |a| a.score);
+                rs.iter()
+                    .find(|r| r.ds.id == other)
+                    .is_some_and(|r| r.clean() && score(r) + FIT_MARGIN >= score(own))
+            };
+            let (Some(l), Some(r)) = (
+                best_reading(&lr, &left, &candidates),
+                best_reading(&rr, &right, &candidates),
+            ) else {
                 continue;
             };
             let (Ok(la), Ok(ra)) = (&l.result, &r.result) else {
@@ -90,26 +121,34 @@ pub(crate) fn decompose(
             if l.ds.id == r.ds.id {
                 continue;
             }
+            let named = |text: &str| named_datasource(text, &candidates).is_some();
+            let distinct = l.clean()
+                && r.clean()
+                && (named(&right) || !fits(&rr, r, &l.ds.id))
+                && (named(&left) || !fits(&lr, l, &r.ds.id));
+            if !(loose || distinct) {
+                continue;
+            }
             return Ok(two_scans(
-                (&left, l.ds, &l.index, la),
-                (&right, r.ds, &r.index, ra),
+                (&left, l.ds, l.index, la),
+                (&right, r.ds, r.index, ra),
                 compare,
             ));
         }
     }
-    let Some((_, reading)) = whole else {
+    let Some(reading) = whole else {
         return Err(Unlinked {
             words: Vec::new(),
             reason: "no datasource matches the question".into(),
         });
     };
-    let analysis = reading.result?;
+    let analysis = reading.result.as_ref().map_err(Clone::clone)?;
     let sq = sub_query(
         "sq1",
         &request.question,
         reading.ds,
-        &reading.index,
-        &analysis,
+        reading.index,
+        analysis,
     );
     Ok(DecomposerResponse {
         combine_groups: vec![CombineGroup {
@@ -130,16 +169,17 @@ pub(crate) fn decompose(
 /// The best reading of a text: among the datasources it names (if exactly one), the one
 /// that succeeds with the fewest unlinked words and the highest score, ties to resolver
 /// order.
-fn best_reading<'a>(
-    rs: Vec<Reading<'a>>,
+fn best_reading<'r, 'a>(
+    rs: &'r [Reading<'a>],
     text: &str,
     candidates: &[&DatasourceInfo],
-) -> Option<(usize, Reading<'a>)> {
+) -> Option<&'r Reading<'a>> {
     let named = named_datasource(text, candidates);
-    rs.into_iter()
+    rs.iter()
         .enumerate()
         .filter(|(_, r)| named.is_none_or(|n| n == r.ds.id))
         .min_by_key(|(i, r)| r.rank(*i))
+        .map(|(_, r)| r)
 }
 
 /// Makes a question safe as a sub-query intent: no SQL comment or statement syntax, and
@@ -292,46 +332,121 @@ fn mentions_datasource(text: &str, id: &str) -> bool {
 }
 
 /// Candidate splits of a question into two parts at a connector, left to right: (left,
-/// right, is a comparison).
+/// right, is a comparison). A grouping both parts share is repeated in each: a leading
+/// "For each X," clause, or a trailing "by X" / "per X" / "for each X" of the right part
+/// when the left part has none ("machines and orders per factory code").
 fn splits(question: &str) -> Vec<(String, String, bool)> {
     let lower = question.to_lowercase();
     let compare = ["compare", "versus", " vs", "against", "compared"]
         .iter()
         .any(|w| lower.contains(w));
-    let words: Vec<&str> = question.split_whitespace().collect();
+    let all: Vec<&str> = question.split_whitespace().collect();
+    let (lead, words) = leading_group(&all);
     let mut out = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        let lw = w.to_lowercase();
-        let lw = lw.trim_matches(|c: char| !c.is_alphanumeric());
-        if i == 0 || i + 1 >= words.len() {
+    for i in 1..words.len() {
+        let Some(len) = connector_len(&words, i) else {
             continue;
-        }
-        if !["with", "and", "versus", "vs", "against", "to"].contains(&lw) {
+        };
+        if i + len >= words.len() {
             continue;
         }
         let mut left: Vec<&str> = words[..i].to_vec();
-        if left
-            .first()
-            .is_some_and(|f| f.eq_ignore_ascii_case("compare"))
-        {
+        if left.first().is_some_and(|f| core(f) == "compare") {
             left.remove(0);
         }
-        if lw == "to"
-            && left
-                .last()
-                .is_some_and(|l| l.eq_ignore_ascii_case("compared"))
-        {
+        if core(words[i]) == "to" && left.last().is_some_and(|l| core(l) == "compared") {
             left.pop();
         }
-        let right: Vec<&str> = words[i + 1..].to_vec();
+        let right: Vec<&str> = words[i + len..].to_vec();
         if left.is_empty() || right.is_empty() {
             continue;
         }
-        out.push((
-            left.join(" ").trim_matches(|c: char| c == ',').to_owned(),
-            right.join(" ").trim_end_matches(['?', '.']).to_owned(),
-            compare,
-        ));
+        let mut l = left.join(" ").trim_matches(|c: char| c == ',').to_owned();
+        let mut r = right.join(" ").trim_end_matches(['?', '.']).to_owned();
+        match &lead {
+            Some(g) => {
+                l = format!("{l} {g}");
+                r = format!("{r} {g}");
+            }
+            None => {
+                if group_start(&left).is_none()
+                    && let Some(k) = group_start(&right)
+                    && !right
+                        .get(k + 1)
+                        .is_some_and(|w| RATE_UNITS.contains(&core(w).as_str()))
+                {
+                    let tail = right[k..].join(" ");
+                    l = format!("{l} {}", tail.trim_end_matches(['?', '.']));
+                }
+            }
+        }
+        out.push((l, r, compare));
     }
     out
+}
+
+/// Units of a rate ("units per hour"), which is not a grouping.
+const RATE_UNITS: &[&str] = &[
+    "second", "minute", "hour", "day", "week", "month", "year", "unit", "person", "head",
+];
+
+/// The lower-case letters and digits of a word.
+fn core(word: &str) -> String {
+    word.to_lowercase()
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_owned()
+}
+
+/// A leading "For each X," / "Per X," / "By X," clause (the grouping without its comma)
+/// and the words after it.
+fn leading_group<'w>(words: &[&'w str]) -> (Option<String>, Vec<&'w str>) {
+    let starts = match words {
+        [a, b, ..]
+            if ["for", "in"].contains(&core(a).as_str())
+                && ["each", "every", "all"].contains(&core(b).as_str()) =>
+        {
+            true
+        }
+        [a, ..] => ["per", "by"].contains(&core(a).as_str()),
+        [] => false,
+    };
+    let comma = words.iter().take(7).position(|w| w.ends_with(','));
+    match (starts, comma) {
+        (true, Some(k)) if k + 1 < words.len() => {
+            let phrase = words[..=k].join(" ");
+            let phrase = phrase.trim_end_matches(',');
+            let mut phrase = phrase.to_owned();
+            if let Some(first) = phrase.get(..1) {
+                phrase = format!("{}{}", first.to_lowercase(), &phrase[1..]);
+            }
+            (Some(phrase), words[k + 1..].to_vec())
+        }
+        _ => (None, words.to_vec()),
+    }
+}
+
+/// Where a grouping phrase (`by`, `per`, `for each`, `in each`) starts in `words`.
+fn group_start(words: &[&str]) -> Option<usize> {
+    (0..words.len()).rev().find(|&k| {
+        let w = core(words[k]);
+        let next = words.get(k + 1).map(|n| core(n)).unwrap_or_default();
+        k + 1 < words.len()
+            && (["by", "per"].contains(&w.as_str())
+                || (["for", "in"].contains(&w.as_str())
+                    && ["each", "every"].contains(&next.as_str())))
+    })
+}
+
+/// The length of a connector between two parts at `i` (`and`, `with`, `as well as`,
+/// `together with`…).
+fn connector_len(words: &[&str], i: usize) -> Option<usize> {
+    let w = |k: usize| words.get(k).map(|x| core(x)).unwrap_or_default();
+    match (w(i).as_str(), w(i + 1).as_str(), w(i + 2).as_str()) {
+        ("as", "well", "as") => Some(3),
+        ("together" | "along", "with", _) | ("next", "to", _) => Some(2),
+        ("with" | "and" | "versus" | "vs" | "against" | "to" | "alongside" | "plus", _, _) => {
+            Some(1)
+        }
+        _ => None,
+    }
 }

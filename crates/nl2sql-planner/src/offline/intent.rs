@@ -63,6 +63,11 @@ pub(crate) struct SuperCue {
     pub(crate) end: usize,
     /// `most common`/`most frequent`: rank values by how often they occur.
     pub(crate) frequency: bool,
+    /// `newest`, `oldest`, `most recent(ly)`: a ranking in time.
+    pub(crate) time: bool,
+    /// Written with a count (`the 3 oldest`, `two most recently`): the count is the
+    /// top-N cue's, and a bare entity after it is what is listed, not a key.
+    pub(crate) counted: bool,
 }
 
 /// A numeric comparison (`more than 5`, `between 3 and 7`).
@@ -250,12 +255,16 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
         if let Some(n) = number_at(tokens, i)
             && tokens[i].kind != TokenKind::Date
             && year_of(t).is_none()
-            && let Some(desc) = superlative_word(w(i + 1))
+            && superlative_word(w(i + 1)).is_some()
             && !is_comparison_at(tokens, i.saturating_sub(2), i)
+            && let Some(mut s) = superlative_at(tokens, i + 1)
         {
-            c.top = Some((n as i64, Some(desc), i + 2));
-            mark(&mut c, i, i + 2);
-            i += 2;
+            s.counted = true;
+            let end = s.end;
+            c.top = Some((n as i64, Some(s.desc), end));
+            c.supers.push(s);
+            mark(&mut c, i, end);
+            i = end;
             continue;
         }
         // Comparisons.
@@ -325,27 +334,57 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
             i += len;
             continue;
         }
+        // Direction words before superlatives: `biggest first` orders, it names no key.
+        if let Some(desc) = direction_words(tokens, i) {
+            c.order_desc = Some(desc.0);
+            mark(&mut c, i, i + desc.1);
+            i += desc.1;
+            continue;
+        }
         // Superlatives.
-        if let Some(desc) = superlative_word(w(i)) {
-            let (frequency, len) = match w(i + 1) {
-                "common" | "frequent" | "often" | "popular" => (true, 2),
-                "recent" | "recently" => (false, 2),
-                _ => (false, 1),
-            };
-            let desc = if w(i) == "most" && len == 2 && !frequency {
-                true
-            } else {
-                desc
-            };
-            // "first"/"last" alone are ordinal words, not superlatives.
+        if let Some(s) = superlative_at(tokens, i) {
+            let end = s.end;
+            c.supers.push(s);
+            mark(&mut c, i, end);
+            i = end;
+            continue;
+        }
+        // "which factory opened first", "the machine last serviced": `first`/`last` next
+        // to a verb rank in time.
+        if t.is_any(&["first", "last"])
+            && (tokens
+                .get(i + 1)
+                .is_none_or(|n| n.kind != TokenKind::Word || n.lower.ends_with("ed"))
+                && i > 0
+                && (tokens[i - 1].lower.ends_with("ed")
+                    || tokens.get(i + 1).is_some_and(|n| n.lower.ends_with("ed"))))
+        {
             c.supers.push(SuperCue {
-                desc,
+                desc: t.is("last"),
                 start: i,
-                end: i + len,
-                frequency,
+                end: i + 1,
+                frequency: false,
+                time: true,
+                counted: false,
             });
-            mark(&mut c, i, i + len);
-            i += len;
+            mark(&mut c, i, i + 1);
+            i += 1;
+            continue;
+        }
+        // `break down X by Y`: the grouping is `by Y`; the verb itself is filler.
+        if t.is("break") && w(i + 1) == "down" {
+            mark(&mut c, i, i + 2);
+            i += 2;
+            continue;
+        }
+        // "break the total scrap down by shift".
+        if t.is("break")
+            && let Some(k) = (i + 2..tokens.len().min(i + 8)).find(|k| w(*k) == "down")
+            && matches!(w(k + 1), "by" | "per")
+        {
+            mark(&mut c, i, i + 1);
+            mark(&mut c, k, k + 1);
+            i += 1;
             continue;
         }
         // Ordering.
@@ -385,12 +424,6 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
             i += 2;
             continue;
         }
-        if let Some(desc) = direction_words(tokens, i) {
-            c.order_desc = Some(desc.0);
-            mark(&mut c, i, i + desc.1);
-            i += desc.1;
-            continue;
-        }
         // Grouping.
         let group = match (w(i), w(i + 1)) {
             ("for", "each") | ("of", "each") | ("for", "every") | ("in", "each") => Some(2),
@@ -410,9 +443,20 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
         if t.is_any(&["distinct", "unique", "different"]) {
             c.distinct = true;
             mark(&mut c, i, i + 1);
-        } else if t.is_any(&["not", "except", "excluding"]) {
+        } else if t.is("no") && w(i + 1) == "longer" {
+            c.negations.push(i);
+            mark(&mut c, i, i + 2);
+            i += 2;
+            continue;
+        } else if t.is_any(&["not", "except", "excluding", "never", "non"]) {
             c.negations.push(i);
             mark(&mut c, i, i + 1);
+        } else if t.is_any(NEGATED_AUXILIARIES) && w(i + 1) == "t" {
+            // `isn't`, `weren't`: the tokeniser splits off the `t`.
+            c.negations.push(i);
+            mark(&mut c, i, i + 2);
+            i += 2;
+            continue;
         }
         i += 1;
     }
@@ -426,6 +470,33 @@ fn after_noun(tokens: &[Token], i: usize) -> bool {
         && tokens[i - 1].kind == TokenKind::Word
         && !super::text::is_function_word(&tokens[i - 1].lower)
         && !super::text::is_stop_word(&tokens[i - 1].lower)
+}
+
+/// Auxiliaries that `n't` negates.
+const NEGATED_AUXILIARIES: &[&str] = &[
+    "isn", "aren", "wasn", "weren", "doesn", "don", "didn", "hasn", "haven", "hadn",
+];
+
+/// A superlative at `i` (`highest`, `most common`, `most recently`), not yet counted.
+fn superlative_at(tokens: &[Token], i: usize) -> Option<SuperCue> {
+    let w = |k: usize| tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+    let desc = superlative_word(w(i))?;
+    let (frequency, recent, len) = match w(i + 1) {
+        "common" | "frequent" | "often" | "popular" => (true, false, 2),
+        "recent" | "recently" => (false, true, 2),
+        _ => (false, false, 1),
+    };
+    // "most recent" is the latest; "least recent" the earliest.
+    let desc = if recent { w(i) == "most" } else { desc };
+    let time = recent || matches!(w(i), "newest" | "latest" | "oldest" | "earliest");
+    Some(SuperCue {
+        desc,
+        start: i,
+        end: i + len,
+        frequency,
+        time,
+        counted: false,
+    })
 }
 
 fn superlative_word(w: &str) -> Option<bool> {

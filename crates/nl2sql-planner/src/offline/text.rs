@@ -311,6 +311,40 @@ pub(crate) fn canonical(word: &str) -> String {
     }
 }
 
+/// Words for an amount of money, which schemas rarely spell out.
+const MONEY_WORDS: &[&str] = &[
+    "revenue", "revenues", "sales", "spend", "spending", "spent", "turnover", "income", "earnings",
+    "proceeds", "billing", "billings", "worth",
+];
+
+/// True for a word that names an amount of money ("revenue", "spend").
+pub(crate) fn is_money_word(word: &str) -> bool {
+    MONEY_WORDS.contains(&word)
+}
+
+/// English antonyms of adjectives that boolean columns are named after: "late" is "on
+/// time" being false.
+const ANTONYMS: &[(&str, &str)] = &[
+    ("late", "on time"),
+    ("delayed", "on time"),
+    ("overdue", "on time"),
+    ("early", "late"),
+    ("closed", "open"),
+    ("disabled", "enabled"),
+    ("failed", "passed"),
+    ("offline", "online"),
+    ("broken", "working"),
+    ("absent", "present"),
+    ("optional", "required"),
+    ("private", "public"),
+    ("external", "internal"),
+];
+
+/// The adjective phrase `word` is the negation of, if listed.
+pub(crate) fn antonym_of(word: &str) -> Option<&'static str> {
+    ANTONYMS.iter().find(|(w, _)| *w == word).map(|(_, a)| *a)
+}
+
 /// Words that carry no schema meaning.
 const STOP_WORDS: &[&str] = &[
     "a",
@@ -575,6 +609,34 @@ const STOP_WORDS: &[&str] = &[
     "across",
     "kept",
     "held",
+    "t",
+    "recently",
+    "calculate",
+    "compute",
+    "determine",
+    "summarize",
+    "summarise",
+    "summary",
+    "report",
+    "provide",
+    "identify",
+    "retrieve",
+    "fetch",
+    "obtain",
+    "present",
+    "tally",
+    "analyze",
+    "analyse",
+    "look",
+    "figure",
+    "pull",
+    "view",
+    "know",
+    "interested",
+    "curious",
+    "wondering",
+    "anything",
+    "something",
 ];
 
 /// Grammar words that never name a table, column or value.
@@ -676,6 +738,11 @@ pub(crate) fn plural(word: &str) -> String {
 /// The stems of an identifier's words (`quantity_produced` → `quantity produc`).
 pub(crate) fn ident_stems(name: &str) -> Vec<String> {
     split_ident(name).iter().map(|w| canonical(w)).collect()
+}
+
+/// The stems of an identifier's words without the synonym list (`unit_cost` → `unit cost`).
+pub(crate) fn plain_stems(name: &str) -> Vec<String> {
+    split_ident(name).iter().map(|w| stem(w)).collect()
 }
 
 /// The stems of a free text's words, stop words removed.

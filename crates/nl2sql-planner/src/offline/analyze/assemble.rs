@@ -29,6 +29,7 @@ impl Builder<'_> {
                 agg: Agg::Count,
                 column: None,
                 table: t,
+                times: None,
             });
             self.a.having.push(Having {
                 measure: m,
@@ -51,6 +52,14 @@ impl Builder<'_> {
             }
         });
         let explicit_groups = !self.a.group_by.is_empty();
+        // "which operator produced the most", "which country has the most customers": the
+        // entity is an attribute of the ranked rows (not a table's label), so it groups
+        // them.
+        let attribute = entity.is_some_and(|k| {
+            matches!(self.mentions[k].target, Target::Column(c)
+                if !self.index.columns[c].is_key
+                    && self.index.label_column(self.index.columns[c].table) != Some(c))
+        });
         if let Some((key, desc, n)) = rank {
             match key {
                 RankKey::Column(c) => {
@@ -63,9 +72,14 @@ impl Builder<'_> {
                                 agg,
                                 column: Some(c),
                                 table: col_table,
+                                times: None,
                             });
                         }
-                        Some(e) if !grouped && self.index.columns[e].table == col_table => {
+                        Some(e)
+                            if !grouped
+                                && !attribute
+                                && self.index.columns[e].table == col_table =>
+                        {
                             row_rank = Some((c, desc, n));
                         }
                         None if !grouped => row_rank = Some((c, desc, n)),
@@ -76,15 +90,24 @@ impl Builder<'_> {
                                 agg,
                                 column: Some(c),
                                 table: col_table,
+                                times: None,
                             });
                         }
                         _ => {
                             let existing = self.a.measures.iter().position(|m| m.column == Some(c));
+                            // Dates rank groups by their latest (or earliest) one; numbers by
+                            // their total.
+                            let agg = match (self.index.columns[c].is_temporal(), desc) {
+                                (true, true) => Agg::Max,
+                                (true, false) => Agg::Min,
+                                (false, _) => Agg::Sum,
+                            };
                             let m = existing.unwrap_or_else(|| {
                                 self.push_measure(Measure {
-                                    agg: Agg::Sum,
+                                    agg,
                                     column: Some(c),
                                     table: col_table,
+                                    times: None,
                                 })
                             });
                             if let Some(e) = entity_col
@@ -97,14 +120,32 @@ impl Builder<'_> {
                         }
                     }
                 }
-                RankKey::Count(t) => {
+                RankKey::Count(t) | RankKey::Latest(t) => {
                     let m = self.push_measure(Measure {
                         agg: Agg::Count,
                         column: None,
                         table: t,
+                        times: None,
                     });
+                    let latest = matches!(key, RankKey::Latest(_));
+                    let time = self.index.time_column(t);
                     match entity_col {
-                        Some(e) if entity_table != Some(t) => {
+                        // "the latest maintenance date for each machine": the latest per
+                        // group.
+                        _ if latest
+                            && explicit_groups
+                            && self.cues.top.is_none()
+                            && time.is_some() =>
+                        {
+                            self.a.measures.pop();
+                            self.push_measure(Measure {
+                                agg: if desc { Agg::Max } else { Agg::Min },
+                                column: time,
+                                table: t,
+                                times: None,
+                            });
+                        }
+                        Some(e) if !latest && (entity_table != Some(t) || attribute) => {
                             if !self.a.group_by.contains(&e) {
                                 self.a.group_by.push(e);
                             }
@@ -183,6 +224,7 @@ impl Builder<'_> {
                         agg: Agg::Sum,
                         column: Some(c),
                         table: self.index.columns[c].table,
+                        times: None,
                     }
                 }
                 None => {
@@ -208,6 +250,7 @@ impl Builder<'_> {
                         agg: Agg::Count,
                         column: None,
                         table: counted,
+                        times: None,
                     }
                 }
             };
@@ -320,7 +363,8 @@ impl Builder<'_> {
                 });
             let column = mentioned
                 .or_else(|| self.index.time_column(self.a.base))
-                .or_else(|| in_use.iter().find_map(|t| self.index.time_column(*t)));
+                .or_else(|| in_use.iter().find_map(|t| self.index.time_column(*t)))
+                .or_else(|| self.nearest_time_column());
             let Some(c) = column else {
                 self.a
                     .notes
@@ -342,6 +386,19 @@ impl Builder<'_> {
                 });
             }
         }
+    }
+
+    /// The date column of the table nearest the FROM table (at most two foreign keys
+    /// away) that has one: "sales in 2023" over order lines dates them by their order.
+    fn nearest_time_column(&self) -> Option<usize> {
+        (0..self.index.tables.len())
+            .filter_map(|t| {
+                let c = self.index.time_column(t)?;
+                let d = crate::offline::joins::distance(self.index, self.a.base, t)?;
+                (d <= 2).then(|| (d, self.index.tables[t].name.clone(), c))
+            })
+            .min()
+            .map(|(_, _, c)| c)
     }
 
     /// Tables the analysis uses so far, FROM table first.

@@ -2,7 +2,8 @@
 //! (what to select, aggregate, group, filter, order and limit, over which tables). The
 //! analysis is the common ground of decomposition (semantic sub-queries) and planning
 //! (`PlanModel`s). Words in a role position (the target of a count, a grouping, a ranking)
-//! that link to nothing make the analysis fail instead of guessing.
+//! that link to nothing make the analysis fail instead of guessing. `bind` ties the cues
+//! to their mentions; `assemble` turns the bound cues into outputs, filters and order.
 
 use serde_json::Value;
 
@@ -10,7 +11,23 @@ use super::intent::{Agg, CmpOp, Cues, Day, cues};
 use super::link::{Mention, SchemaIndex, Target, link};
 
 mod assemble;
+mod bind;
 use super::text::{Token, TokenKind, is_function_word, is_stop_word, tokenize};
+
+/// Nouns that follow a datasource's name when the question names the datasource.
+const SOURCE_NOUNS: &[&str] = &[
+    "database",
+    "db",
+    "datasource",
+    "data",
+    "dataset",
+    "system",
+    "schema",
+    "source",
+];
+
+/// The highest link score of a word found only in a table or column description.
+const DESCRIPTION_SCORE: u32 = 3;
 
 /// A measure: an aggregation of a column, or a row count of a table.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +38,9 @@ pub(crate) struct Measure {
     pub(crate) column: Option<usize>,
     /// The table whose rows are aggregated.
     pub(crate) table: usize,
+    /// A second column of the same table that `column` is multiplied by before
+    /// aggregating: "spend" over a unit price is the price times the quantity.
+    pub(crate) times: Option<usize>,
 }
 
 /// An output column.
@@ -120,6 +140,8 @@ enum RankKey {
     Measure(usize),
     /// The entity's own date column (`oldest`, `most recently`).
     Time,
+    /// The latest (or earliest) rows of a table (`the most recent production run`).
+    Latest(usize),
     Nothing,
 }
 
@@ -133,12 +155,30 @@ pub(crate) fn analyze(
 ) -> Result<Analysis, Unlinked> {
     let tokens = tokenize(question);
     let mut cues = cues(&tokens, today);
-    for (i, t) in tokens.iter().enumerate() {
-        if t.kind == TokenKind::Word && ignore.contains(&t.lower) {
+    // A datasource's name is skipped where it names the datasource ("in the sales
+    // database", "from supply"); elsewhere it may still be a word of the question ("total
+    // sales"), and is skipped only if it links to nothing.
+    let ds_word = |i: usize| {
+        let t = &tokens[i];
+        t.kind == TokenKind::Word && ignore.contains(&t.lower)
+    };
+    for i in 0..tokens.len() {
+        let next = tokens.get(i + 1);
+        let names_source = next.is_some_and(|n| n.is_any(SOURCE_NOUNS))
+            || (next.is_none() && i > 0 && tokens[i - 1].is_any(&["in", "from", "using"]));
+        if ds_word(i) && names_source {
             cues.used[i] = true;
         }
     }
-    let mentions = link(question, &tokens, &cues.used, index);
+    let mut mentions = link(question, &tokens, &cues.used, index);
+    // Not through a description alone: "sales" is in many descriptions of a sales
+    // datasource.
+    mentions.retain(|m| !(m.score <= DESCRIPTION_SCORE && (m.start..m.end).any(ds_word)));
+    for i in 0..tokens.len() {
+        if ds_word(i) && !mentions.iter().any(|m| m.start <= i && i < m.end) {
+            cues.used[i] = true;
+        }
+    }
     Builder {
         tokens: &tokens,
         cues: &cues,
@@ -148,6 +188,8 @@ pub(crate) fn analyze(
         a: Analysis::default(),
         role_unlinked: Vec::new(),
         unsupported: Vec::new(),
+        negations_used: vec![false; cues.negations.len()],
+        noun_counts: Vec::new(),
     }
     .run()
 }
@@ -162,6 +204,10 @@ struct Builder<'a> {
     role_unlinked: Vec<String>,
     /// Readings the plan model cannot express (counting distinct values).
     unsupported: Vec<String>,
+    /// Which negation cues negate a value.
+    negations_used: Vec<bool>,
+    /// "machine count": where a table followed by `count` starts, and its count measure.
+    noun_counts: Vec<(usize, usize)>,
 }
 
 impl Builder<'_> {
@@ -186,9 +232,36 @@ impl Builder<'_> {
                 reason: "the subject of the question is not in the schema".into(),
             });
         }
+        // A subject found only inside a description ("company" in "Company name"), in a
+        // question with other words the schema lacks, is a guess.
+        if let Some(m) = self.subject_mention()
+            && m.score <= DESCRIPTION_SCORE
+            && !unlinked.is_empty()
+        {
+            let mut words: Vec<String> = self.tokens[m.start..m.end]
+                .iter()
+                .map(|t| t.raw.clone())
+                .collect();
+            words.extend(unlinked);
+            return Err(Unlinked {
+                words,
+                reason: "the subject of the question is only in a description".into(),
+            });
+        }
         self.value_filters();
+        // "machines that never had maintenance": a negation that negates no value asks
+        // for rows without matches, which a plan cannot express.
+        if let Some(p) = self.negations_used.iter().position(|u| !u) {
+            let word = self.tokens[self.cues.negations[p]].raw.clone();
+            return Err(Unlinked {
+                words: Vec::new(),
+                reason: format!("the negation '{word}' negates no known value"),
+            });
+        }
         let count_havings = self.comparisons();
-        let agg_measures = self.aggregations();
+        self.noun_counts = self.noun_counts();
+        let mut agg_measures = self.aggregations();
+        agg_measures.extend(self.noun_counts.iter().map(|(_, m)| *m));
         let rank_by_group = self.groups(&agg_measures);
         let mut rank = None;
         self.superlatives(&agg_measures, &mut rank);
@@ -285,6 +358,18 @@ impl Builder<'_> {
         (!covered[i]).then(|| self.tokens[i].raw.clone())
     }
 
+    /// The mention that covers the first content word of the question, if any.
+    fn subject_mention(&self) -> Option<&Mention> {
+        let i = self.tokens.iter().enumerate().position(|(i, t)| {
+            self.mentions.iter().any(|m| m.start <= i && i < m.end)
+                || (t.kind == TokenKind::Word
+                    && !self.cues.used[i]
+                    && !is_function_word(&t.lower)
+                    && !is_stop_word(&t.lower))
+        })?;
+        self.mentions.iter().find(|m| m.start <= i && i < m.end)
+    }
+
     /// The first content word at or after `from` (within `window` tokens) when it is
     /// unlinked: the question names something in a role position that the schema lacks.
     fn unlinked_at(&self, from: usize, window: usize) -> Option<String> {
@@ -346,15 +431,29 @@ impl Builder<'_> {
                 continue;
             };
             self.consumed[k] = true;
-            let negated = self
+            // "weren't delivered on time", "not in the Widgets category": a verb or a
+            // preposition may stand between the negation and the value.
+            let negation = self
                 .cues
                 .negations
                 .iter()
-                .any(|n| *n < m.start && m.start - n <= 2);
+                .position(|n| *n < m.start && m.start - n <= 3);
+            if let Some(p) = negation {
+                self.negations_used[p] = true;
+            }
+            let negated = negation.is_some();
             let test = if *exact || values.len() == 1 {
                 Test::In(values.clone())
             } else {
                 Test::Contains(word.clone())
+            };
+            // "not preferred": the boolean's other value, which also keeps `NULL`s out.
+            let (test, negated) = match (&test, negated) {
+                (Test::In(v), true) if matches!(v.as_slice(), [Value::Bool(_)]) => {
+                    let b = v.first().and_then(Value::as_bool).unwrap_or(true);
+                    (Test::In(vec![Value::Bool(!b)]), false)
+                }
+                _ => (test, negated),
             };
             // Merge `A or B` on the same column into one IN list.
             if let Some(f) = self
@@ -418,6 +517,9 @@ impl Builder<'_> {
                     && (v.end == m.start || m.end == v.start)
                     && match &m.target {
                         Target::Column(c) => Some(*c) == v.column(),
+                        // An adjective's noun ("late deliveries") is what the question is
+                        // about, not a name of the adjective's column.
+                        Target::Table(_) if is_boolean_value(&v.target) => false,
                         Target::Table(t) => {
                             let col = v.column().map(|c| &self.index.columns[c]);
                             col.is_some_and(|col| col.stems == self.index.tables[*t].stems)
@@ -432,6 +534,26 @@ impl Builder<'_> {
                 self.consumed[k] = true;
             }
         }
+    }
+
+    /// "a count above 3", "a quantity of at least 10": a generic measure noun right before
+    /// a comparison stands for the counting or quantity column of the question's first
+    /// table.
+    fn generic_measure_before(&self, at: usize) -> Option<usize> {
+        let noun = (at.saturating_sub(2)..at)
+            .rev()
+            .find(|i| !self.tokens[*i].is_any(&["a", "an", "the", "of"]))?;
+        let t = &self.tokens[noun];
+        if !t.is_any(&["count", "number", "quantity", "amount", "total"]) {
+            return None;
+        }
+        let table = self.mentions.iter().find_map(|m| match m.target {
+            Target::Table(t) => Some(t),
+            _ => None,
+        })?;
+        self.index
+            .count_column(table)
+            .or_else(|| self.index.quantity_column(table))
     }
 
     /// True when a table mention is what the question is about (right after `which`,
@@ -503,7 +625,16 @@ impl Builder<'_> {
                     }
                 }
                 None => {
-                    if let Some(w) = self.unlinked_at(cue.end, 2) {
+                    if let Some(c) = self.generic_measure_before(cue.start) {
+                        // "defects with a count above 3": the subject's own count.
+                        for (op, v) in &cue.bounds {
+                            self.a.filters.push(Filter {
+                                column: c,
+                                test: Test::Cmp(*op, Lit::Number(*v)),
+                                negated: false,
+                            });
+                        }
+                    } else if let Some(w) = self.unlinked_at(cue.end, 2) {
                         self.role_unlinked.push(w);
                     } else {
                         self.a
@@ -514,230 +645,6 @@ impl Builder<'_> {
             }
         }
         count_havings
-    }
-
-    /// Aggregation words bind to the next column or table.
-    fn aggregations(&mut self) -> Vec<usize> {
-        let mut out = Vec::new();
-        for cue in &self.cues.aggs {
-            let Some(k) = self.mention_after(cue.end, 5) else {
-                if let Some(w) = self.unlinked_at(cue.end, 3) {
-                    self.role_unlinked.push(w);
-                }
-                continue;
-            };
-            let m = &self.mentions[k];
-            let measure = match (&m.target, cue.agg) {
-                (Target::Table(t), Agg::Count) => Some(Measure {
-                    agg: Agg::Count,
-                    column: None,
-                    table: *t,
-                }),
-                (Target::Table(t), agg) => match self.index.quantity_column(*t) {
-                    Some(q) => Some(Measure {
-                        agg,
-                        column: Some(q),
-                        table: *t,
-                    }),
-                    None if agg == Agg::Sum => Some(Measure {
-                        agg: Agg::Count,
-                        column: None,
-                        table: *t,
-                    }),
-                    None => self
-                        .index
-                        .time_column(*t)
-                        .filter(|_| matches!(agg, Agg::Min | Agg::Max))
-                        .map(|c| Measure {
-                            agg,
-                            column: Some(c),
-                            table: *t,
-                        }),
-                },
-                (Target::Column(c), Agg::Count)
-                    if self.cues.distinct && !self.index.columns[*c].is_measure() =>
-                {
-                    self.unsupported.push(format!(
-                        "counting the distinct values of {} is not expressible in a plan",
-                        self.index.columns[*c].name
-                    ));
-                    None
-                }
-                (Target::Column(c), Agg::Count) => {
-                    let col = &self.index.columns[*c];
-                    // "how many minutes of downtime", "how many units produced": a count of a
-                    // measure's unit is its sum.
-                    if col.is_measure() {
-                        Some(Measure {
-                            agg: Agg::Sum,
-                            column: Some(*c),
-                            table: col.table,
-                        })
-                    } else {
-                        Some(Measure {
-                            agg: Agg::Count,
-                            column: None,
-                            table: col.table,
-                        })
-                    }
-                }
-                (Target::Column(c), agg) => {
-                    let col = &self.index.columns[*c];
-                    let ok = col.is_measure()
-                        || (matches!(agg, Agg::Min | Agg::Max)
-                            && col.class != super::link::TypeClass::Boolean);
-                    ok.then_some(Measure {
-                        agg,
-                        column: Some(*c),
-                        table: col.table,
-                    })
-                }
-                (Target::Value { .. }, _) => None,
-            };
-            if let Some(measure) = measure {
-                self.consumed[k] = true;
-                out.push(self.push_measure(measure));
-            }
-        }
-        out
-    }
-
-    fn push_measure(&mut self, m: Measure) -> usize {
-        match self.a.measures.iter().position(|x| *x == m) {
-            Some(i) => i,
-            None => {
-                self.a.measures.push(m);
-                self.a.measures.len() - 1
-            }
-        }
-    }
-
-    /// Grouping markers bind to the next column or table (its label column). A numeric
-    /// column or an aggregation after `by` is a ranking key instead.
-    fn groups(&mut self, agg_measures: &[usize]) -> Option<RankKey> {
-        let mut rank_key = None;
-        for &g in &self.cues.groups {
-            if let Some(pos) = self.cues.aggs.iter().position(|a| a.start == g)
-                && let Some(m) = agg_measures
-                    .get(pos)
-                    .copied()
-                    .or(agg_measures.first().copied())
-            {
-                rank_key = Some(RankKey::Measure(m));
-                continue;
-            }
-            let Some(k) = self.mention_after(g, 2) else {
-                if let Some(w) = self.unlinked_at(g, 2) {
-                    self.role_unlinked.push(w);
-                }
-                continue;
-            };
-            self.consumed[k] = true;
-            let mut targets = vec![k];
-            // `by factory and shift`.
-            let mut last = self.mentions[k].end;
-            while self.tokens.get(last).is_some_and(|t| t.is("and")) {
-                match self.mention_after(last + 1, 1) {
-                    Some(k2) => {
-                        self.consumed[k2] = true;
-                        targets.push(k2);
-                        last = self.mentions[k2].end;
-                    }
-                    None => break,
-                }
-            }
-            for k in targets {
-                match self.mentions[k].target {
-                    Target::Column(c) if self.index.columns[c].is_measure() => {
-                        rank_key = Some(RankKey::Column(c));
-                    }
-                    Target::Column(c) => {
-                        if !self.a.group_by.contains(&c) {
-                            self.a.group_by.push(c);
-                        }
-                    }
-                    Target::Table(t) => {
-                        if let Some(c) = self.index.label_column(t)
-                            && !self.a.group_by.contains(&c)
-                        {
-                            self.a.group_by.push(c);
-                        }
-                    }
-                    Target::Value { .. } => {}
-                }
-            }
-        }
-        rank_key
-    }
-
-    fn superlatives(
-        &mut self,
-        agg_measures: &[usize],
-        rank: &mut Option<(RankKey, bool, Option<i64>)>,
-    ) {
-        for s in &self.cues.supers {
-            // An aggregation right after ("highest average downtime") is the key.
-            if let Some(pos) = self
-                .cues
-                .aggs
-                .iter()
-                .position(|a| a.start >= s.end && a.start <= s.end + 1)
-                && let Some(m) = agg_measures.get(pos)
-            {
-                *rank = Some((RankKey::Measure(*m), s.desc, Some(1)));
-                continue;
-            }
-            let Some(k) = self.mention_after(s.end, 3) else {
-                if let Some(w) = self.unlinked_at(s.end, 2) {
-                    self.role_unlinked.push(w);
-                    continue;
-                }
-                // "which machine produced the most": a measure right before.
-                let before = self.mentions.iter().enumerate().rev().find(|(k, m)| {
-                    !self.consumed[*k]
-                        && m.end <= s.start
-                        && s.start - m.end <= 2
-                        && matches!(m.target, Target::Column(c) if self.index.columns[c].is_measure())
-                });
-                match before {
-                    Some((k, m)) => {
-                        self.consumed[k] = true;
-                        let c = m.column().unwrap_or_default();
-                        *rank = Some((RankKey::Column(c), s.desc, Some(1)));
-                    }
-                    None => *rank = Some((RankKey::Time, s.desc, Some(1))),
-                }
-                continue;
-            };
-            self.consumed[k] = true;
-            let target = self.mentions[k].target.clone();
-            if s.frequency {
-                // "most common defect type": group by it, count, rank.
-                let (col, table) = match target {
-                    Target::Column(c) => (Some(c), self.index.columns[c].table),
-                    Target::Table(t) => (self.index.label_column(t), t),
-                    Target::Value { .. } => continue,
-                };
-                if let Some(c) = col
-                    && !self.a.group_by.contains(&c)
-                {
-                    self.a.group_by.push(c);
-                }
-                let m = self.push_measure(Measure {
-                    agg: Agg::Count,
-                    column: None,
-                    table,
-                });
-                *rank = Some((RankKey::Measure(m), s.desc, Some(1)));
-                continue;
-            }
-            let key = match target {
-                Target::Column(c) => RankKey::Column(c),
-                Target::Table(t) => RankKey::Count(t),
-                Target::Value { .. } => continue,
-            };
-            *rank = Some((key, s.desc, Some(1)));
-        }
     }
 
     /// The entity: what the question lists or ranks (the first unconsumed table, or a text
@@ -764,6 +671,16 @@ impl Builder<'_> {
         }
         super::text::number_word(&t.lower).filter(|n| *n > 1)
     }
+}
+
+/// True for a word that is its own singular ("stock", not "machines").
+fn is_singular(word: &str) -> bool {
+    super::text::singular(word) == word
+}
+
+/// True for a `true`/`false` value of a boolean column.
+fn is_boolean_value(target: &Target) -> bool {
+    matches!(target, Target::Value { values, .. } if matches!(values.as_slice(), [Value::Bool(_)]))
 }
 
 fn content_words(tokens: &[Token]) -> Vec<String> {

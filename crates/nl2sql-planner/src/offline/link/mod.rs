@@ -2,15 +2,24 @@
 //! sample values) and foreign keys, and the matcher that links question words and phrases
 //! to them with scores. Ties are broken by context (tables mentioned elsewhere) and then by
 //! name, so the outcome is deterministic.
+//!
+//! In order: capitalised names and exact known values (`values`), boolean adjectives
+//! (`booleans`), names (`names`), then words inside multi-word values (`values`). `listed`
+//! reads the values a description enumerates into the known values.
 
 use serde_json::Value;
 
 use nl2sql_state::SchemaSnapshot;
 
-use super::text::{
-    Token, TokenKind, canonical, ident_stems, is_function_word, is_stop_word, singular,
-    split_ident, text_stems, tokenize,
-};
+use super::text::{Token, ident_stems, plain_stems, singular, split_ident, text_stems, tokenize};
+
+mod booleans;
+mod listed;
+mod names;
+mod values;
+
+use names::names;
+use values::{proper_nouns, values_exact, values_partial};
 
 /// The class of a column type, as the validator sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +87,9 @@ pub(crate) struct ColumnInfo {
     pub(crate) is_key: bool,
     /// Stems of its name words.
     pub(crate) stems: Vec<String>,
+    /// Stems of its name words without the built-in synonyms (`unit_cost` → `unit cost`,
+    /// where `stems` reads `unit price`): what the schema literally says.
+    pub(crate) plain: Vec<String>,
     /// Stems of each synonym.
     pub(crate) synonyms: Vec<Vec<String>>,
     /// Stems of its description.
@@ -109,6 +121,8 @@ pub(crate) struct TableInfo {
     pub(crate) schema: String,
     /// Stems of its name words.
     pub(crate) stems: Vec<String>,
+    /// Stems of its name words without the built-in synonyms.
+    pub(crate) plain: Vec<String>,
     /// Stems of its description.
     pub(crate) description: Vec<String>,
     /// Indexes of its columns, in table order.
@@ -151,6 +165,7 @@ impl SchemaIndex {
                 name: table.table.table_name.clone(),
                 schema: table.table.schema_name.clone(),
                 stems: ident_stems(&table.table.table_name),
+                plain: plain_stems(&table.table.table_name),
                 description: tmeta
                     .and_then(|m| m.description.as_deref())
                     .map(text_stems)
@@ -162,7 +177,7 @@ impl SchemaIndex {
                 let class = type_class(&column.data_type);
                 let lower = column.name.to_lowercase();
                 let stats = cmeta.and_then(|m| m.statistics.as_ref());
-                let samples = match stats {
+                let mut samples: Vec<Sample> = match stats {
                     Some(stats) if class == TypeClass::Text => stats
                         .sample_values
                         .iter()
@@ -178,6 +193,19 @@ impl SchemaIndex {
                         .collect(),
                     _ => Vec::new(),
                 };
+                if class == TypeClass::Text
+                    && let Some(d) = cmeta.and_then(|m| m.description.as_deref())
+                {
+                    for v in listed::listed_values(d) {
+                        if !samples.iter().any(|s| s.value.as_str() == Some(v.as_str())) {
+                            let words = tokenize(&v).into_iter().map(|t| t.lower).collect();
+                            samples.push(Sample {
+                                value: Value::String(v),
+                                words,
+                            });
+                        }
+                    }
+                }
                 info.columns.push(index.columns.len());
                 index.columns.push(ColumnInfo {
                     name: column.name.clone(),
@@ -187,6 +215,7 @@ impl SchemaIndex {
                     is_pk: column.is_primary_key,
                     is_key: column.is_primary_key || lower == "id" || lower.ends_with("_id"),
                     stems: ident_stems(&column.name),
+                    plain: plain_stems(&column.name),
                     synonyms: cmeta
                         .and_then(|m| m.synonyms.as_ref())
                         .map(|s| s.iter().map(|x| text_stems(x)).collect())
@@ -297,6 +326,22 @@ impl SchemaIndex {
             })
     }
 
+    /// A numeric column that counts the table's own thing per row (`defects.defect_count`:
+    /// the table's word with `count`, `number` or `quantity`).
+    pub(crate) fn count_column(&self, table: usize) -> Option<usize> {
+        let t = self.tables.get(table)?;
+        let thing = t.stems.last()?;
+        t.columns.iter().copied().find(|c| {
+            let col = &self.columns[*c];
+            col.is_measure()
+                && col.stems.contains(thing)
+                && col
+                    .plain
+                    .iter()
+                    .any(|s| ["count", "number", "quantity", "qty"].contains(&s.as_str()))
+        })
+    }
+
     /// A readable singular noun for a table (`production_runs` → `production run`).
     pub(crate) fn entity_noun(&self, table: usize) -> String {
         let words = split_ident(&self.tables[table].name);
@@ -365,10 +410,12 @@ pub(crate) fn link(
     index: &SchemaIndex,
 ) -> Vec<Mention> {
     let mut taken: Vec<bool> = vec![false; tokens.len()];
-    let mut mentions = values_exact(tokens, used, index, &mut taken);
-    mentions.extend(proper_nouns(text, tokens, used, index, &mut taken));
-    let names = names(tokens, used, index, &mut taken);
-    mentions.extend(names);
+    // Capitalised names first: "Northwind Automotive Inc." is a customer, not the
+    // industry value "Automotive" inside it.
+    let mut mentions = proper_nouns(text, tokens, used, index, &mut taken);
+    mentions.extend(values_exact(tokens, used, index, &mut taken));
+    mentions.extend(booleans::booleans(tokens, used, index, &mut taken));
+    mentions.extend(names(tokens, used, index, &mut taken));
     mentions.extend(values_partial(tokens, used, index, &mut taken));
     let prefer = match tokens.first().map(|t| t.lower.as_str()) {
         Some("who" | "where") => Some(TypeClass::Text),
@@ -380,12 +427,29 @@ pub(crate) fn link(
     merge_qualified(mentions, tokens, index)
 }
 
+/// Nouns that stand for "how much" after a measure's name.
+const HEAD_NOUNS: &[&str] = &["quantity", "level", "figure", "amount", "total", "sum"];
+
 /// `machine name`, `maintenance downtime`: a table word right before one of its columns
 /// qualifies the column; a word that only partly names a table right before another
 /// table's column modifies that column (`production lines`).
 fn merge_qualified(mentions: Vec<Mention>, tokens: &[Token], index: &SchemaIndex) -> Vec<Mention> {
     let mut out: Vec<Mention> = Vec::new();
     for m in mentions {
+        // "on-hand quantity": a generic measure noun after a measure's own name is that
+        // measure, not another column that happens to hold the word.
+        if let Some(prev) = out.last_mut()
+            && prev.end == m.start
+            && m.end == m.start + 1
+            && prev.score >= 20
+            && m.score <= 8
+            && matches!(prev.target, Target::Column(p) if index.columns[p].is_measure())
+            && matches!(m.target, Target::Column(_))
+            && HEAD_NOUNS.contains(&tokens[m.start].stem.as_str())
+        {
+            prev.end = m.end;
+            continue;
+        }
         if let (Some(prev), Target::Column(c)) = (out.last(), &m.target)
             && prev.end == m.start
             && let Target::Table(t) = prev.target
@@ -418,312 +482,11 @@ fn merge_qualified(mentions: Vec<Mention>, tokens: &[Token], index: &SchemaIndex
     out
 }
 
-/// Capitalised phrases (`Widget Beta`, `WH-Texas`) that share a word with the known values
-/// of a column whose samples are not exhaustive: the phrase itself is the value.
-fn proper_nouns(
-    text: &str,
-    tokens: &[Token],
-    used: &[bool],
-    index: &SchemaIndex,
-    taken: &mut [bool],
-) -> Vec<Mention> {
-    let mut out = Vec::new();
-    let capital = |t: &Token| {
-        t.kind == TokenKind::Word
-            && t.raw.chars().next().is_some_and(char::is_uppercase)
-            && !is_function_word(&t.lower)
-    };
-    let mut i = 1;
-    while i < tokens.len() {
-        if used[i] || taken[i] || !capital(&tokens[i]) {
-            i += 1;
-            continue;
-        }
-        let mut j = i + 1;
-        while j < tokens.len()
-            && !used[j]
-            && !taken[j]
-            && (capital(&tokens[j]) || tokens[j].kind == TokenKind::Number)
-            && tokens[j].pos.0 <= tokens[j - 1].pos.1 + 1
-        {
-            j += 1;
-        }
-        let words: Vec<&str> = tokens[i..j].iter().map(|t| t.lower.as_str()).collect();
-        let phrase = super::text::source_text(text, tokens, i, j);
-        let mut cands: Candidates = Vec::new();
-        if j - i >= 2 {
-            for (c, col) in index.columns.iter().enumerate() {
-                let shares = col.samples.iter().any(|s| {
-                    s.words.len() == words.len()
-                        && s.words.iter().any(|w| words.contains(&w.as_str()))
-                });
-                if shares && !col.exhaustive {
-                    cands.push((
-                        Target::Value {
-                            column: c,
-                            values: vec![Value::String(phrase.clone())],
-                            exact: true,
-                            word: String::new(),
-                        },
-                        14,
-                    ));
-                }
-            }
-        }
-        if cands.is_empty() {
-            i = j;
-            continue;
-        }
-        taken[i..j].iter_mut().for_each(|t| *t = true);
-        out.push(pending(i, j, cands));
-        i = j;
-    }
-    out
-}
-
 /// Candidates of one span before context is known.
-type Candidates = Vec<(Target, u32)>;
-
-fn values_exact(
-    tokens: &[Token],
-    used: &[bool],
-    index: &SchemaIndex,
-    taken: &mut [bool],
-) -> Vec<Mention> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < tokens.len() {
-        let mut found: Option<(usize, Candidates)> = None;
-        for n in (1..=6.min(tokens.len() - i)).rev() {
-            let span = &tokens[i..i + n];
-            if span
-                .iter()
-                .zip(&used[i..i + n])
-                .any(|(t, u)| *u && t.kind != TokenKind::Quoted)
-            {
-                continue;
-            }
-            if n == 1 && !single_value_word(&span[0], i) {
-                continue;
-            }
-            let words: Vec<&str> = if n == 1 && span[0].kind == TokenKind::Quoted {
-                Vec::new()
-            } else {
-                span.iter().map(|t| t.lower.as_str()).collect()
-            };
-            let mut cands: Candidates = Vec::new();
-            for (c, col) in index.columns.iter().enumerate() {
-                let hits: Vec<Value> = col
-                    .samples
-                    .iter()
-                    .filter(|s| {
-                        if words.is_empty() {
-                            s.value
-                                .as_str()
-                                .is_some_and(|v| v.to_lowercase() == span[0].lower)
-                        } else {
-                            s.words.iter().map(String::as_str).eq(words.iter().copied())
-                        }
-                    })
-                    .map(|s| s.value.clone())
-                    .collect();
-                if let Some(v) = hits.first() {
-                    cands.push((
-                        Target::Value {
-                            column: c,
-                            values: vec![v.clone()],
-                            exact: true,
-                            word: String::new(),
-                        },
-                        30 + u32::try_from(n).unwrap_or(0),
-                    ));
-                }
-            }
-            if !cands.is_empty() {
-                found = Some((n, cands));
-                break;
-            }
-        }
-        match found {
-            Some((n, cands)) => {
-                taken[i..i + n].iter_mut().for_each(|t| *t = true);
-                out.push(pending(i, i + n, cands));
-                i += n;
-            }
-            None => i += 1,
-        }
-    }
-    out
-}
-
-/// Whether one token alone may be a whole value: quoted, or a content word (a stop word
-/// only when capitalised inside the sentence).
-fn single_value_word(t: &Token, pos: usize) -> bool {
-    match t.kind {
-        TokenKind::Quoted => true,
-        TokenKind::Word => {
-            !is_function_word(&t.lower)
-                && (!is_stop_word(&t.lower)
-                    || (pos > 0 && t.raw.chars().next().is_some_and(char::is_uppercase)))
-        }
-        TokenKind::Number | TokenKind::Date => false,
-    }
-}
-
-fn names(tokens: &[Token], used: &[bool], index: &SchemaIndex, taken: &mut [bool]) -> Vec<Mention> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < tokens.len() {
-        let mut found: Option<(usize, Candidates)> = None;
-        for n in (1..=5.min(tokens.len() - i)).rev() {
-            let span = &tokens[i..i + n];
-            let blocked = (i..i + n).any(|k| used[k] || taken[k])
-                || span.iter().any(|t| t.kind != TokenKind::Word)
-                || is_function_word(&span[0].lower)
-                || is_function_word(&span[n - 1].lower);
-            if blocked {
-                continue;
-            }
-            let stems: Vec<&str> = span.iter().map(|t| t.stem.as_str()).collect();
-            let mut cands = name_candidates(&stems, &span[0].lower, index);
-            // `types of defects` names `defect types`.
-            if cands.is_empty() && n == 3 && span[1].lower == "of" {
-                let swapped = [stems[2], stems[0]];
-                cands = name_candidates(&swapped, &span[2].lower, index);
-            }
-            if !cands.is_empty() {
-                found = Some((n, cands));
-                break;
-            }
-        }
-        match found {
-            Some((n, cands)) => {
-                taken[i..i + n].iter_mut().for_each(|t| *t = true);
-                out.push(pending(i, i + n, cands));
-                i += n;
-            }
-            None => i += 1,
-        }
-    }
-    out
-}
-
-fn name_candidates(stems: &[&str], first_lower: &str, index: &SchemaIndex) -> Candidates {
-    let n = u32::try_from(stems.len()).unwrap_or(0);
-    let mut cands: Candidates = Vec::new();
-    let eq = |a: &[String]| a.iter().map(String::as_str).eq(stems.iter().copied());
-    for (t, table) in index.tables.iter().enumerate() {
-        if eq(&table.stems) {
-            cands.push((Target::Table(t), 20 + 2 * n));
-        }
-    }
-    for (c, col) in index.columns.iter().enumerate() {
-        let table = &index.tables[col.table];
-        let qualified: Vec<String> = table
-            .stems
-            .iter()
-            .chain(col.stems.iter())
-            .cloned()
-            .collect();
-        let tail_qualified: Vec<String> = table
-            .stems
-            .last()
-            .into_iter()
-            .chain(col.stems.iter())
-            .cloned()
-            .collect();
-        if n >= 2 && (eq(&qualified) || eq(&tail_qualified)) {
-            cands.push((Target::Column(c), 22 + 2 * n));
-        } else if eq(&col.stems) {
-            cands.push((Target::Column(c), 20 + 2 * n));
-        } else if col.synonyms.iter().any(|s| eq(s)) {
-            cands.push((Target::Column(c), 18 + 2 * n));
-        }
-    }
-    if !cands.is_empty() || stems.len() != 1 || is_stop_word(first_lower) {
-        return cands;
-    }
-    // One content word inside a longer name.
-    let s = stems[0];
-    if s.len() < 3 {
-        return cands;
-    }
-    for (t, table) in index.tables.iter().enumerate() {
-        if table.stems.iter().any(|x| x == s) {
-            cands.push((Target::Table(t), 8));
-        }
-    }
-    for (c, col) in index.columns.iter().enumerate() {
-        if col.stems.iter().any(|x| x == s) && !(col.is_key && col.stems.len() > 1) {
-            cands.push((Target::Column(c), 7));
-        } else if col.synonyms.iter().any(|syn| syn.iter().any(|x| x == s)) {
-            cands.push((Target::Column(c), 6));
-        }
-    }
-    if cands.is_empty() {
-        for (t, table) in index.tables.iter().enumerate() {
-            if table.description.iter().any(|x| x == s) {
-                cands.push((Target::Table(t), 3));
-            }
-        }
-        for (c, col) in index.columns.iter().enumerate() {
-            if col.description.iter().any(|x| x == s) {
-                cands.push((Target::Column(c), 2));
-            }
-        }
-    }
-    cands
-}
-
-fn values_partial(
-    tokens: &[Token],
-    used: &[bool],
-    index: &SchemaIndex,
-    taken: &mut [bool],
-) -> Vec<Mention> {
-    let mut out = Vec::new();
-    for (i, t) in tokens.iter().enumerate() {
-        if used[i] || taken[i] || t.kind != TokenKind::Word || is_stop_word(&t.lower) {
-            continue;
-        }
-        if t.lower.len() < 3 {
-            continue;
-        }
-        let mut cands: Candidates = Vec::new();
-        for (c, col) in index.columns.iter().enumerate() {
-            let hits: Vec<Value> = col
-                .samples
-                .iter()
-                .filter(|s| {
-                    s.words.len() > 1
-                        && s.words
-                            .iter()
-                            .any(|w| *w == t.lower || canonical(w) == t.stem)
-                })
-                .map(|s| s.value.clone())
-                .collect();
-            if !hits.is_empty() {
-                cands.push((
-                    Target::Value {
-                        column: c,
-                        values: hits,
-                        exact: false,
-                        word: t.raw.clone(),
-                    },
-                    12,
-                ));
-            }
-        }
-        if !cands.is_empty() {
-            taken[i] = true;
-            out.push(pending(i, i + 1, cands));
-        }
-    }
-    out
-}
+pub(super) type Candidates = Vec<(Target, u32)>;
 
 /// A mention with its best-scored candidates; ties are resolved by `resolve_ties`.
-fn pending(start: usize, end: usize, mut cands: Candidates) -> Mention {
+pub(super) fn pending(start: usize, end: usize, mut cands: Candidates) -> Mention {
     let best = cands.iter().map(|(_, s)| *s).max().unwrap_or(0);
     cands.retain(|(_, s)| *s == best);
     let alternatives: Vec<Target> = cands.into_iter().map(|(t, _)| t).collect();

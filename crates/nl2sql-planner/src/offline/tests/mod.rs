@@ -4,6 +4,9 @@
 //! are validated with the logical validator and rendered for SQLite against the real
 //! manufacturing fixture database.
 
+mod cross_source;
+mod rules;
+
 use std::path::Path;
 use std::sync::OnceLock;
 

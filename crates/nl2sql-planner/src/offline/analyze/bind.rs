@@ -1,0 +1,384 @@
+//! Binding the cues of a question to its mentions: aggregation words to what they
+//! aggregate, grouping words to what they group by, superlatives to what they rank (a
+//! column, a count, a time), with the measures they create.
+
+use super::super::link::TypeClass;
+use super::super::text::is_money_word;
+use super::{Agg, Builder, Measure, Mention, RankKey, Target, is_singular};
+
+impl Builder<'_> {
+    /// Aggregation words bind to the next column or table.
+    pub(super) fn aggregations(&mut self) -> Vec<usize> {
+        let mut out = Vec::new();
+        for cue in &self.cues.aggs {
+            let Some(k) = self.mention_after(cue.end, 5) else {
+                if let Some(w) = self.unlinked_at(cue.end, 3) {
+                    self.role_unlinked.push(w);
+                }
+                continue;
+            };
+            let m = &self.mentions[k];
+            // "the total number of defects" over a table that records a count of its own
+            // thing per row (`defects.defect_count`): the sum of that count.
+            let total_of_counts = self.tokens[cue.start].is("total");
+            let measure = match (&m.target, cue.agg) {
+                (Target::Table(t), Agg::Count) => Some(
+                    match self.index.count_column(*t).filter(|_| total_of_counts) {
+                        Some(c) => Measure {
+                            agg: Agg::Sum,
+                            column: Some(c),
+                            table: *t,
+                            times: None,
+                        },
+                        None => Measure {
+                            agg: Agg::Count,
+                            column: None,
+                            table: *t,
+                            times: None,
+                        },
+                    },
+                ),
+                (Target::Table(t), agg) => match self.index.quantity_column(*t) {
+                    Some(q) => Some(Measure {
+                        agg,
+                        column: Some(q),
+                        table: *t,
+                        times: None,
+                    }),
+                    None if agg == Agg::Sum => Some(Measure {
+                        agg: Agg::Count,
+                        column: None,
+                        table: *t,
+                        times: None,
+                    }),
+                    None => self
+                        .index
+                        .time_column(*t)
+                        .filter(|_| matches!(agg, Agg::Min | Agg::Max))
+                        .map(|c| Measure {
+                            agg,
+                            column: Some(c),
+                            table: *t,
+                            times: None,
+                        }),
+                },
+                (Target::Column(c), Agg::Count)
+                    if self.cues.distinct && !self.index.columns[*c].is_measure() =>
+                {
+                    self.unsupported.push(format!(
+                        "counting the distinct values of {} is not expressible in a plan",
+                        self.index.columns[*c].name
+                    ));
+                    None
+                }
+                (Target::Column(c), Agg::Count) => {
+                    let col = &self.index.columns[*c];
+                    // "how many minutes of downtime", "how many units produced": a count of a
+                    // measure's unit is its sum.
+                    if col.is_measure() {
+                        Some(Measure {
+                            agg: Agg::Sum,
+                            column: Some(*c),
+                            table: col.table,
+                            times: None,
+                        })
+                    } else {
+                        Some(Measure {
+                            agg: Agg::Count,
+                            column: None,
+                            table: col.table,
+                            times: None,
+                        })
+                    }
+                }
+                (Target::Column(c), agg) => {
+                    let col = &self.index.columns[*c];
+                    let ok = col.is_measure()
+                        || (matches!(agg, Agg::Min | Agg::Max) && col.class != TypeClass::Boolean);
+                    ok.then_some(Measure {
+                        agg,
+                        column: Some(*c),
+                        table: col.table,
+                        times: self.money_quantity(m, *c, agg),
+                    })
+                }
+                (Target::Value { .. }, _) => None,
+            };
+            if let Some(measure) = measure {
+                self.consumed[k] = true;
+                out.push(self.push_measure(measure));
+            }
+        }
+        out
+    }
+
+    /// The quantity a unit price is multiplied by when a money word ("spend", "revenue")
+    /// names the price: the total spent on order lines is the sum of price times quantity.
+    fn money_quantity(&self, m: &Mention, price: usize, agg: Agg) -> Option<usize> {
+        let word = &self.tokens[m.end - 1];
+        let col = &self.index.columns[price];
+        let per_unit = col.plain.iter().any(|w| w == "unit")
+            && col.plain.iter().any(|w| w == "pric" || w == "cost");
+        if agg != Agg::Sum || !per_unit || !is_money_word(&word.lower) {
+            return None;
+        }
+        self.index.tables[col.table]
+            .columns
+            .iter()
+            .copied()
+            .find(|c| {
+                let q = &self.index.columns[*c];
+                *c != price
+                    && q.is_measure()
+                    && q.plain
+                        .iter()
+                        .any(|w| ["quantity", "qty"].contains(&w.as_str()))
+            })
+    }
+
+    pub(super) fn push_measure(&mut self, m: Measure) -> usize {
+        match self.a.measures.iter().position(|x| *x == m) {
+            Some(i) => i,
+            None => {
+                self.a.measures.push(m);
+                self.a.measures.len() - 1
+            }
+        }
+    }
+
+    /// Grouping markers bind to the next column or table (its label column). A numeric
+    /// column or an aggregation after `by` is a ranking key instead.
+    /// "machine count", "order counts": a table followed by `count` (a word no column
+    /// name took) is the number of its rows. Returns where each starts and its measure.
+    pub(super) fn noun_counts(&mut self) -> Vec<(usize, usize)> {
+        let covered = self.covered();
+        let mut out = Vec::new();
+        for k in 0..self.mentions.len() {
+            let (start, end) = (self.mentions[k].start, self.mentions[k].end);
+            let Target::Table(t) = self.mentions[k].target else {
+                continue;
+            };
+            let counted = self.tokens.get(end).is_some_and(|w| {
+                w.is_any(&["count", "counts"]) && !covered[end] && !self.cues.used[end]
+            });
+            if self.consumed[k] || !counted {
+                continue;
+            }
+            self.consumed[k] = true;
+            let m = self.push_measure(Measure {
+                agg: Agg::Count,
+                column: None,
+                table: t,
+                times: None,
+            });
+            out.push((start, m));
+        }
+        out
+    }
+
+    /// The measure of a noun count starting at `at` (or after one `the`).
+    fn noun_count_at(&self, at: usize) -> Option<usize> {
+        let at = if self.tokens.get(at).is_some_and(|t| t.is("the")) {
+            at + 1
+        } else {
+            at
+        };
+        self.noun_counts
+            .iter()
+            .find(|(s, _)| *s == at)
+            .map(|(_, m)| *m)
+    }
+
+    pub(super) fn groups(&mut self, agg_measures: &[usize]) -> Option<RankKey> {
+        let mut rank_key = None;
+        for &g in &self.cues.groups {
+            if let Some(pos) = self.cues.aggs.iter().position(|a| a.start == g)
+                && let Some(m) = agg_measures
+                    .get(pos)
+                    .copied()
+                    .or(agg_measures.first().copied())
+            {
+                rank_key = Some(RankKey::Measure(m));
+                continue;
+            }
+            // "by machine count": a ranking key.
+            if let Some(m) = self.noun_count_at(g) {
+                rank_key = Some(RankKey::Measure(m));
+                continue;
+            }
+            let Some(k) = self.mention_after(g, 2) else {
+                if let Some(w) = self.unlinked_at(g, 2) {
+                    self.role_unlinked.push(w);
+                }
+                continue;
+            };
+            self.consumed[k] = true;
+            let mut targets = vec![k];
+            // `by factory and shift`.
+            let mut last = self.mentions[k].end;
+            while self.tokens.get(last).is_some_and(|t| t.is("and")) {
+                match self.mention_after(last + 1, 1) {
+                    Some(k2) => {
+                        self.consumed[k2] = true;
+                        targets.push(k2);
+                        last = self.mentions[k2].end;
+                    }
+                    None => break,
+                }
+            }
+            for k in targets {
+                match self.mentions[k].target {
+                    Target::Column(c) if self.index.columns[c].is_measure() => {
+                        rank_key = Some(RankKey::Column(c));
+                    }
+                    Target::Column(c) => {
+                        if !self.a.group_by.contains(&c) {
+                            self.a.group_by.push(c);
+                        }
+                    }
+                    // "the average quantity per production run" when the quantity is a
+                    // column of the runs: the average over the runs, not one per run.
+                    Target::Table(t) if self.averages_rows_of(t) => {
+                        self.a.notes.push(format!(
+                            "'per {}' names the rows averaged, not a grouping",
+                            self.index.entity_noun(t)
+                        ));
+                    }
+                    Target::Table(t) => {
+                        if let Some(c) = self.index.label_column(t)
+                            && !self.a.group_by.contains(&c)
+                        {
+                            self.a.group_by.push(c);
+                        }
+                    }
+                    Target::Value { .. } => {}
+                }
+            }
+        }
+        rank_key
+    }
+
+    /// True when an average of a column of `table` is asked for: each row of `table`
+    /// holds one value, so "per row" is what an average already is.
+    fn averages_rows_of(&self, table: usize) -> bool {
+        self.a
+            .measures
+            .iter()
+            .any(|m| m.agg == Agg::Avg && m.column.is_some() && m.table == table)
+    }
+
+    pub(super) fn superlatives(
+        &mut self,
+        agg_measures: &[usize],
+        rank: &mut Option<(RankKey, bool, Option<i64>)>,
+    ) {
+        for s in &self.cues.supers {
+            // An aggregation right after ("highest average downtime") is the key.
+            if let Some(pos) = self
+                .cues
+                .aggs
+                .iter()
+                .position(|a| a.start >= s.end && a.start <= s.end + 1)
+                && let Some(m) = agg_measures.get(pos)
+            {
+                *rank = Some((RankKey::Measure(*m), s.desc, Some(1)));
+                continue;
+            }
+            // "the highest machine count".
+            if let Some(m) = self.noun_count_at(s.end) {
+                *rank = Some((RankKey::Measure(m), s.desc, Some(1)));
+                continue;
+            }
+            let Some(k) = self.mention_after(s.end, 3) else {
+                if let Some(w) = self.unlinked_at(s.end, 2) {
+                    // "the 3 most recently added products": a verb the schema does not
+                    // name; the ranking is still in time.
+                    if !(s.time && w.to_lowercase().ends_with("ed")) {
+                        self.role_unlinked.push(w);
+                        continue;
+                    }
+                }
+                // "which machine produced the most": a measure right before; "which
+                // factory opened first": a date right before.
+                let before = self.mentions.iter().enumerate().rev().find(|(k, m)| {
+                    let fits = |c: usize| {
+                        let col = &self.index.columns[c];
+                        if s.time {
+                            col.is_temporal()
+                        } else {
+                            col.is_measure()
+                        }
+                    };
+                    !self.consumed[*k]
+                        && m.end <= s.start
+                        && s.start - m.end <= 2
+                        && matches!(m.target, Target::Column(c) if fits(c))
+                });
+                match before {
+                    Some((k, m)) => {
+                        self.consumed[k] = true;
+                        let c = m.column().unwrap_or_default();
+                        *rank = Some((RankKey::Column(c), s.desc, Some(1)));
+                    }
+                    // A superlative that binds to nothing keeps an earlier ranking.
+                    _ if rank.is_none() || s.time => {
+                        *rank = Some((RankKey::Time, s.desc, Some(1)));
+                    }
+                    _ => {}
+                }
+                continue;
+            };
+            let target = self.mentions[k].target.clone();
+            if s.counted && !s.frequency && matches!(target, Target::Table(_)) {
+                // "the 3 oldest machines": the table is what is listed, not a key.
+                if s.time {
+                    *rank = Some((RankKey::Time, s.desc, Some(1)));
+                }
+                continue;
+            }
+            self.consumed[k] = true;
+            if s.frequency {
+                // "most common defect type": group by it, count, rank.
+                let (col, table) = match target {
+                    Target::Column(c) => (Some(c), self.index.columns[c].table),
+                    Target::Table(t) => (self.index.label_column(t), t),
+                    Target::Value { .. } => continue,
+                };
+                if let Some(c) = col
+                    && !self.a.group_by.contains(&c)
+                {
+                    self.a.group_by.push(c);
+                }
+                let m = self.push_measure(Measure {
+                    agg: Agg::Count,
+                    column: None,
+                    table,
+                    times: None,
+                });
+                *rank = Some((RankKey::Measure(m), s.desc, Some(1)));
+                continue;
+            }
+            let key = match target {
+                // "the most recently produced products": the time of the verb's rows.
+                Target::Column(c) if s.time && !self.index.columns[c].is_temporal() => {
+                    match self.index.time_column(self.index.columns[c].table) {
+                        Some(t) => RankKey::Column(t),
+                        None => RankKey::Time,
+                    }
+                }
+                Target::Column(c) => RankKey::Column(c),
+                Target::Table(t) if s.time => RankKey::Latest(t),
+                // "the most stock": a singular (mass) noun is an amount, not a count.
+                Target::Table(t)
+                    if is_singular(&self.tokens[self.mentions[k].end - 1].lower)
+                        && self.index.quantity_column(t).is_some() =>
+                {
+                    RankKey::Column(self.index.quantity_column(t).unwrap_or_default())
+                }
+                Target::Table(t) => RankKey::Count(t),
+                Target::Value { .. } => continue,
+            };
+            *rank = Some((key, s.desc, Some(1)));
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Boolean columns named by an adjective: "preferred suppliers" is `is_preferred = true`,
+//! "deliveries that arrived on time" is `on_time = true`, and an English negative of the
+//! adjective ("unpaid", "inactive", "non-preferred" is read by the negation cue; "late" is
+//! a listed antonym of "on time") is the column being false. The adjective is the column's
+//! name without a leading verb (`is_`, `has_`, `was_`…).
+
+use serde_json::Value;
+
+use super::super::text::{Token, TokenKind, antonym_of, stem};
+use super::{Candidates, Mention, SchemaIndex, Target, TypeClass, pending};
+
+/// Leading name words that make a boolean column a yes/no question, not part of the
+/// adjective.
+const VERB_PREFIXES: &[&str] = &["is", "has", "was", "are", "can", "did", "does", "had"];
+
+/// Prefixes that negate an English adjective (`unpaid`, `inactive`, `nonbillable`,
+/// `disabled` is not one: it has its own meaning).
+const NEGATING_PREFIXES: &[&str] = &["non", "un", "in", "im", "ir", "il"];
+
+/// The adjective stems of a boolean column (`is_preferred` → `prefer`, `on_time` → `on
+/// time`), or `None` for other columns.
+fn adjective(plain: &[String]) -> Option<&[String]> {
+    let rest = match plain.split_first() {
+        Some((first, rest)) if VERB_PREFIXES.contains(&first.as_str()) && !rest.is_empty() => rest,
+        _ => plain,
+    };
+    (!rest.is_empty()).then_some(rest)
+}
+
+/// Links adjectives of boolean columns as `true`/`false` values. Spans right after a
+/// grouping word (`by`, `per`) are left to the name linker: they name the column itself.
+pub(super) fn booleans(
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+    taken: &mut [bool],
+) -> Vec<Mention> {
+    let columns: Vec<(usize, &[String])> = index
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.class == TypeClass::Boolean)
+        .filter_map(|(i, c)| adjective(&c.plain).map(|a| (i, a)))
+        .collect();
+    if columns.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let free = |k: usize| !used[k] && !taken[k] && tokens[k].kind == TokenKind::Word;
+        let names_column = i > 0 && tokens[i - 1].is_any(&["by", "per", "each"]);
+        if !free(i) || names_column {
+            i += 1;
+            continue;
+        }
+        let mut found: Option<(usize, Candidates)> = None;
+        // The adjective itself, up to three words (`on time`).
+        for n in (1..=3.min(tokens.len() - i)).rev() {
+            if !(i..i + n).all(free) {
+                continue;
+            }
+            let plain: Vec<String> = tokens[i..i + n].iter().map(|t| stem(&t.lower)).collect();
+            let cands: Candidates = columns
+                .iter()
+                .filter(|(_, adj)| *adj == plain.as_slice())
+                .map(|(c, _)| (bool_value(*c, true), 16 + 2 * u32::try_from(n).unwrap_or(0)))
+                .collect();
+            if !cands.is_empty() {
+                found = Some((n, cands));
+                break;
+            }
+        }
+        if found.is_none() {
+            found = negative(&tokens[i], &columns).map(|c| (1, c));
+        }
+        match found {
+            Some((n, cands)) => {
+                taken[i..i + n].iter_mut().for_each(|t| *t = true);
+                out.push(pending(i, i + n, cands));
+                i += n;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+/// A negative adjective (`unpaid`, `late`): the columns it is the negation of, as `false`.
+fn negative(token: &Token, columns: &[(usize, &[String])]) -> Option<Candidates> {
+    let mut wanted: Vec<Vec<String>> = Vec::new();
+    if let Some(phrase) = antonym_of(&token.lower) {
+        wanted.push(phrase.split(' ').map(stem).collect());
+    }
+    for p in NEGATING_PREFIXES {
+        if let Some(rest) = token.lower.strip_prefix(p)
+            && rest.len() >= 3
+        {
+            wanted.push(vec![stem(rest.trim_start_matches('-'))]);
+        }
+    }
+    let cands: Candidates = columns
+        .iter()
+        .filter(|(_, adj)| wanted.iter().any(|w| w.as_slice() == *adj))
+        .map(|(c, _)| (bool_value(*c, false), 17))
+        .collect();
+    (!cands.is_empty()).then_some(cands)
+}
+
+fn bool_value(column: usize, value: bool) -> Target {
+    Target::Value {
+        column,
+        values: vec![Value::Bool(value)],
+        exact: true,
+        word: String::new(),
+    }
+}

@@ -1,0 +1,245 @@
+//! Value linking: question spans matched against the known values of text columns
+//! (sampled, or listed in a description): whole values (`Offline`, `Widget Beta`),
+//! capitalised names shaped like the known ones, and single words inside multi-word values
+//! (`LIKE`).
+
+use serde_json::Value;
+
+use super::super::text::{
+    Token, TokenKind, canonical, is_function_word, is_stop_word, source_text, stem,
+};
+use super::{Candidates, Mention, Sample, SchemaIndex, Target, pending};
+
+/// Capitalised phrases (`Widget Beta`, `WH-Texas`) that share a word with the known values
+/// of a column whose samples are not exhaustive: the phrase itself is the value.
+pub(super) fn proper_nouns(
+    text: &str,
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+    taken: &mut [bool],
+) -> Vec<Mention> {
+    let mut out = Vec::new();
+    let capital = |t: &Token| {
+        t.kind == TokenKind::Word
+            && t.raw.chars().next().is_some_and(char::is_uppercase)
+            && !is_function_word(&t.lower)
+    };
+    let mut i = 1;
+    while i < tokens.len() {
+        if used[i] || taken[i] || !capital(&tokens[i]) {
+            i += 1;
+            continue;
+        }
+        let mut j = i + 1;
+        while j < tokens.len()
+            && !used[j]
+            && !taken[j]
+            && (capital(&tokens[j]) || tokens[j].kind == TokenKind::Number)
+            && tokens[j].pos.0 <= tokens[j - 1].pos.1 + 1
+        {
+            j += 1;
+        }
+        let words: Vec<&str> = tokens[i..j].iter().map(|t| t.lower.as_str()).collect();
+        let phrase = source_text(text, tokens, i, j);
+        // "Northwind Automotive Inc.": the final period belongs to the name when the
+        // known values of that shape end with one.
+        let dot_after = text.chars().nth(tokens[j - 1].pos.1) == Some('.');
+        let mut cands: Candidates = Vec::new();
+        if j - i >= 2 {
+            for (c, col) in index.columns.iter().enumerate() {
+                let shaped: Vec<&Sample> = col
+                    .samples
+                    .iter()
+                    .filter(|s| {
+                        s.words.len() == words.len()
+                            && s.words.iter().any(|w| words.contains(&w.as_str()))
+                    })
+                    .collect();
+                if !shaped.is_empty() && !col.exhaustive {
+                    let dotted = dot_after
+                        && shaped
+                            .iter()
+                            .all(|s| s.value.as_str().is_some_and(|v| v.ends_with('.')));
+                    let value = if dotted {
+                        format!("{phrase}.")
+                    } else {
+                        phrase.clone()
+                    };
+                    cands.push((
+                        Target::Value {
+                            column: c,
+                            values: vec![Value::String(value)],
+                            exact: true,
+                            word: String::new(),
+                        },
+                        14,
+                    ));
+                }
+            }
+        }
+        if cands.is_empty() {
+            i = j;
+            continue;
+        }
+        taken[i..j].iter_mut().for_each(|t| *t = true);
+        out.push(pending(i, j, cands));
+        i = j;
+    }
+    out
+}
+
+pub(super) fn values_exact(
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+    taken: &mut [bool],
+) -> Vec<Mention> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let mut found: Option<(usize, Candidates)> = None;
+        for n in (1..=6.min(tokens.len() - i)).rev() {
+            let span = &tokens[i..i + n];
+            if span
+                .iter()
+                .zip(&used[i..i + n])
+                .any(|(t, u)| *u && t.kind != TokenKind::Quoted)
+            {
+                continue;
+            }
+            if n == 1 && (!single_value_word(&span[0], i) || names_column(tokens, i, index)) {
+                continue;
+            }
+            let words: Vec<&str> = if n == 1 && span[0].kind == TokenKind::Quoted {
+                Vec::new()
+            } else {
+                span.iter().map(|t| t.lower.as_str()).collect()
+            };
+            let mut cands: Candidates = Vec::new();
+            for (c, col) in index.columns.iter().enumerate() {
+                let hits: Vec<Value> = col
+                    .samples
+                    .iter()
+                    .filter(|s| {
+                        if words.is_empty() {
+                            s.value
+                                .as_str()
+                                .is_some_and(|v| v.to_lowercase() == span[0].lower)
+                        } else {
+                            s.words.iter().map(String::as_str).eq(words.iter().copied())
+                        }
+                    })
+                    .map(|s| s.value.clone())
+                    .collect();
+                if let Some(v) = hits.first() {
+                    cands.push((
+                        Target::Value {
+                            column: c,
+                            values: vec![v.clone()],
+                            exact: true,
+                            word: String::new(),
+                        },
+                        30 + u32::try_from(n).unwrap_or(0),
+                    ));
+                }
+            }
+            if !cands.is_empty() {
+                found = Some((n, cands));
+                break;
+            }
+        }
+        match found {
+            Some((n, cands)) => {
+                taken[i..i + n].iter_mut().for_each(|t| *t = true);
+                out.push(pending(i, i + n, cands));
+                i += n;
+            }
+            None => i += 1,
+        }
+    }
+    out
+}
+
+/// True when the word at `i` and its next or previous one are two consecutive words of a
+/// column name: "shipped from" names `ship_from_factory_code`, not the status value
+/// `Shipped`.
+fn names_column(tokens: &[Token], i: usize, index: &SchemaIndex) -> bool {
+    let pair_names = |a: Option<&Token>, b: Option<&Token>| {
+        let (Some(a), Some(b)) = (a, b) else {
+            return false;
+        };
+        if a.kind != TokenKind::Word || b.kind != TokenKind::Word {
+            return false;
+        }
+        let pair = [stem(&a.lower), stem(&b.lower)];
+        index
+            .columns
+            .iter()
+            .any(|c| c.plain.windows(2).any(|w| w == pair))
+    };
+    // "shipped from" (`ship_from_…`) and "quantity received" (`quantity_received`).
+    pair_names(tokens.get(i), tokens.get(i + 1))
+        || (i > 0 && pair_names(tokens.get(i - 1), tokens.get(i)))
+}
+
+/// Whether one token alone may be a whole value: quoted, or a content word (a stop word
+/// only when capitalised inside the sentence).
+fn single_value_word(t: &Token, pos: usize) -> bool {
+    match t.kind {
+        TokenKind::Quoted => true,
+        TokenKind::Word => {
+            !is_function_word(&t.lower)
+                && (!is_stop_word(&t.lower)
+                    || (pos > 0 && t.raw.chars().next().is_some_and(char::is_uppercase)))
+        }
+        TokenKind::Number | TokenKind::Date => false,
+    }
+}
+
+pub(super) fn values_partial(
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+    taken: &mut [bool],
+) -> Vec<Mention> {
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        if used[i] || taken[i] || t.kind != TokenKind::Word || is_stop_word(&t.lower) {
+            continue;
+        }
+        if t.lower.len() < 3 {
+            continue;
+        }
+        let mut cands: Candidates = Vec::new();
+        for (c, col) in index.columns.iter().enumerate() {
+            let hits: Vec<Value> = col
+                .samples
+                .iter()
+                .filter(|s| {
+                    s.words.len() > 1
+                        && s.words
+                            .iter()
+                            .any(|w| *w == t.lower || canonical(w) == t.stem)
+                })
+                .map(|s| s.value.clone())
+                .collect();
+            if !hits.is_empty() {
+                cands.push((
+                    Target::Value {
+                        column: c,
+                        values: hits,
+                        exact: false,
+                        word: t.raw.clone(),
+                    },
+                    12,
+                ));
+            }
+        }
+        if !cands.is_empty() {
+            taken[i] = true;
+            out.push(pending(i, i + 1, cands));
+        }
+    }
+    out
+}

@@ -468,7 +468,7 @@ impl Planner for GarbledOnce {
         "garbled-once".to_owned()
     }
     async fn decompose(&self, r: &DecomposeRequest) -> Result<DecomposerResponse, PipelineError> {
-        self.feedback.lock().unwrap().push(r.feedback.clone());
+        self.feedback.lock().expect("lock").push(r.feedback.clone());
         if self.calls.fetch_add(1, Ordering::SeqCst) == 0 {
             return Err(PipelineError::new(
                 "decomposer",

@@ -160,7 +160,8 @@ fn project(rows: &[Vec<Val>], cols: &[usize]) -> Vec<Vec<Val>> {
         .collect()
 }
 
-fn sorted(mut rows: Vec<Vec<Val>>) -> Vec<Vec<Val>> {
+/// `rows` in ascending order (the multiset view of a table).
+pub fn sorted(mut rows: Vec<Vec<Val>>) -> Vec<Vec<Val>> {
     rows.sort();
     rows
 }

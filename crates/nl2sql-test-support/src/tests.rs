@@ -61,3 +61,125 @@ fn mismatches_say_why() {
             .starts_with("every column matches on its own")
     );
 }
+
+// Moved from the planner corpus harness.
+
+fn tv(columns: &[&str], rows: Vec<Vec<Val>>) -> Table {
+    Table {
+        columns: columns.iter().map(|c| (*c).to_owned()).collect(),
+        rows,
+    }
+}
+
+fn s(x: &str) -> Val {
+    text(x)
+}
+
+fn n(x: f64) -> Val {
+    num(x)
+}
+
+/// The comparison rule accepts what it should and, above all, rejects wrong tables.
+#[test]
+fn comparison_rule_rejects_wrong_tables() {
+    let gold = tv(
+        &["category", "n"],
+        vec![
+            vec![s("Gadgets"), n(3.0)],
+            vec![s("Gizmos"), n(1.0)],
+            vec![s("Widgets"), n(4.0)],
+        ],
+    );
+    // Accepted: other names, swapped columns, other row order, float vs int, an extra
+    // column, numeric text.
+    let swapped = tv(
+        &["count", "cat"],
+        vec![
+            vec![n(4.0), s("Widgets")],
+            vec![text("3"), s("Gadgets")],
+            vec![n(1.000_000_000_1), s("Gizmos")],
+        ],
+    );
+    assert_eq!(compare(&gold, &swapped, false), Ok(()));
+    let extra = tv(
+        &["id", "category", "n"],
+        vec![
+            vec![n(9.0), s("Widgets"), n(4.0)],
+            vec![n(8.0), s("Gadgets"), n(3.0)],
+            vec![n(7.0), s("Gizmos"), n(1.0)],
+        ],
+    );
+    assert_eq!(compare(&gold, &extra, false), Ok(()));
+
+    // Rejected: a wrong value, a missing row, an extra row, a missing column, values
+    // shuffled across rows, text that only looks alike.
+    let wrong_value = tv(
+        &["category", "n"],
+        vec![
+            vec![s("Gadgets"), n(3.0)],
+            vec![s("Gizmos"), n(1.0)],
+            vec![s("Widgets"), n(5.0)],
+        ],
+    );
+    assert!(compare(&gold, &wrong_value, false).is_err());
+    let missing_row = tv(
+        &["category", "n"],
+        vec![vec![s("Gadgets"), n(3.0)], vec![s("Widgets"), n(4.0)]],
+    );
+    assert!(compare(&gold, &missing_row, false).is_err());
+    let mut extra_row = gold.clone();
+    extra_row.rows.push(vec![s("Other"), n(0.0)]);
+    assert!(compare(&gold, &extra_row, false).is_err());
+    let one_column = tv(
+        &["category"],
+        vec![vec![s("Gadgets")], vec![s("Gizmos")], vec![s("Widgets")]],
+    );
+    assert!(compare(&gold, &one_column, false).is_err());
+    let crossed = tv(
+        &["category", "n"],
+        vec![
+            vec![s("Gadgets"), n(4.0)],
+            vec![s("Gizmos"), n(1.0)],
+            vec![s("Widgets"), n(3.0)],
+        ],
+    );
+    assert!(compare(&gold, &crossed, false).is_err());
+    let case = tv(
+        &["category", "n"],
+        vec![
+            vec![s("gadgets"), n(3.0)],
+            vec![s("Gizmos"), n(1.0)],
+            vec![s("Widgets"), n(4.0)],
+        ],
+    );
+    assert!(compare(&gold, &case, false).is_err());
+    let null = tv(
+        &["category", "n"],
+        vec![
+            vec![s("Gadgets"), Val::Null],
+            vec![s("Gizmos"), n(1.0)],
+            vec![s("Widgets"), n(4.0)],
+        ],
+    );
+    assert!(compare(&gold, &null, false).is_err());
+
+    // Order: ignored unless the question orders, then enforced.
+    let top = tv(
+        &["id", "q"],
+        vec![vec![n(1.0), n(500.0)], vec![n(3.0), n(480.0)]],
+    );
+    let reversed = tv(
+        &["id", "q"],
+        vec![vec![n(3.0), n(480.0)], vec![n(1.0), n(500.0)]],
+    );
+    assert_eq!(compare(&top, &reversed, false), Ok(()));
+    assert!(compare(&top, &reversed, true).is_err());
+    assert_eq!(compare(&top, &top, true), Ok(()));
+
+    // Rounding: 6 decimals.
+    assert_eq!(num(10.666_666_666_7), num(10.666_667));
+    assert_ne!(num(10.6667), num(10.666_667));
+    assert_eq!(text("SKU-200"), Val::Text("SKU-200".to_owned()));
+    assert_eq!(text("2024"), num(2024.0));
+    assert_eq!(text("2024-04-09"), Val::Text("2024-04-09".to_owned()));
+}

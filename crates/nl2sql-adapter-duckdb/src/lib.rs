@@ -78,6 +78,17 @@ fn sandbox_config() -> duckdb::Result<Config> {
         .with("lock_configuration", "true")
 }
 
+/// The capabilities every [`DuckDbAdapter`] advertises, known without opening a database
+/// (for listings such as `nl2sql list-adapters`).
+pub fn capabilities() -> CapabilitySet {
+    CapabilitySet::new(&[
+        Capability::SupportsSql,
+        Capability::SupportsSchemaIntrospection,
+        Capability::SupportsDryRun,
+        Capability::SupportsCostEstimate,
+    ])
+}
+
 impl DuckDbAdapter {
     /// Opens the database file at `path` read-only and sandboxed. A missing file is
     /// `SERVICE_UNAVAILABLE`; it is never created.
@@ -104,12 +115,7 @@ impl DuckDbAdapter {
             id: id.to_owned(),
             path: path.to_path_buf(),
             limits,
-            capabilities: CapabilitySet::new(&[
-                Capability::SupportsSql,
-                Capability::SupportsSchemaIntrospection,
-                Capability::SupportsDryRun,
-                Capability::SupportsCostEstimate,
-            ]),
+            capabilities: capabilities(),
             root: Arc::new(Mutex::new(conn)),
         })
     }
@@ -141,7 +147,12 @@ impl DuckDbAdapter {
         F: FnOnce(&Connection) -> Result<T, ResultError> + Send + 'static,
     {
         let conn = self.connection()?;
-        let interrupt = conn.interrupt_handle();
+        // Dropping this future (a cancelled or timed-out run) interrupts the statement,
+        // so no query keeps running on the blocking pool for nobody.
+        let mut guard = InterruptOnDrop {
+            handle: conn.interrupt_handle(),
+            armed: true,
+        };
         let timed_out = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&timed_out);
         let mut handle = tokio::task::spawn_blocking(move || f(&conn));
@@ -150,10 +161,11 @@ impl DuckDbAdapter {
                 Ok(joined) => joined,
                 Err(_) => {
                     flag.store(true, Ordering::SeqCst);
-                    interrupt.interrupt();
+                    guard.handle.interrupt();
                     handle.await
                 }
             };
+        guard.armed = false;
         let out =
             joined.unwrap_or_else(|e| Err(crash("the DuckDB worker thread failed", e.to_string())));
         match out {
@@ -170,6 +182,20 @@ impl DuckDbAdapter {
             explain_json(c, &sql)
         })
         .await
+    }
+}
+
+/// Interrupts a connection's running statement when dropped while armed.
+struct InterruptOnDrop {
+    handle: Arc<duckdb::InterruptHandle>,
+    armed: bool,
+}
+
+impl Drop for InterruptOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            self.handle.interrupt();
+        }
     }
 }
 

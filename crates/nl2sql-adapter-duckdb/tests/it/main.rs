@@ -196,6 +196,38 @@ async fn large_results_stream_until_a_limit() {
     assert_eq!((f.row_count, f.truncated), (5_000, false));
 }
 
+/// A statement whose caller went away (a cancelled run drops the future) is interrupted:
+/// with one blocking thread, the next statement runs at once instead of waiting behind a
+/// query that would take minutes.
+#[test]
+fn a_dropped_statement_is_interrupted() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let path = fixture_db("dropped");
+    let a = std::sync::Arc::new(adapter(&path));
+    let next = rt.block_on(async {
+        let slow = std::sync::Arc::clone(&a);
+        let task = tokio::spawn(async move { slow.run_sql(SLOW_SQL, slow.limits()).await });
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        task.abort();
+        let _ = task.await;
+        tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            a.run_sql("SELECT 42 AS x", a.limits()),
+        )
+        .await
+    });
+    // Never wait for a statement that was not interrupted: the test fails instead of hanging.
+    rt.shutdown_background();
+    let next = next.expect("the slow statement was interrupted, freeing the blocking thread");
+    assert!(next.success, "{:?}", next.error);
+    assert_eq!(next.row_count, 1);
+}
+
 #[tokio::test]
 async fn bad_urls_and_files_are_unavailable() {
     let dir = std::env::temp_dir().join(format!("nl2sql-duckdb-bad-{}", std::process::id()));

@@ -67,6 +67,17 @@ fn unavailable(message: &str, detail: String) -> ResultError {
     e
 }
 
+/// The capabilities every [`MySqlAdapter`] advertises, known without opening a database
+/// (for listings such as `nl2sql list-adapters`).
+pub fn capabilities() -> CapabilitySet {
+    CapabilitySet::new(&[
+        Capability::SupportsSql,
+        Capability::SupportsSchemaIntrospection,
+        Capability::SupportsDryRun,
+        Capability::SupportsCostEstimate,
+    ])
+}
+
 impl MySqlAdapter {
     /// Connects to `mysql://user[:password]@host[:port]/database` (also `mariadb://`).
     /// The URL is never echoed in errors. The first connection is opened now, so a dead
@@ -113,12 +124,7 @@ impl MySqlAdapter {
             opts,
             connect_timeout,
             limits,
-            capabilities: CapabilitySet::new(&[
-                Capability::SupportsSql,
-                Capability::SupportsSchemaIntrospection,
-                Capability::SupportsDryRun,
-                Capability::SupportsCostEstimate,
-            ]),
+            capabilities: capabilities(),
             mariadb: false,
             privileged: false,
             server_version: String::new(),

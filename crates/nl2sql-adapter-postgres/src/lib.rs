@@ -81,6 +81,17 @@ struct Pooled {
     _permit: OwnedSemaphorePermit,
 }
 
+/// The capabilities every [`PostgresAdapter`] advertises, known without opening a database
+/// (for listings such as `nl2sql list-adapters`).
+pub fn capabilities() -> CapabilitySet {
+    CapabilitySet::new(&[
+        Capability::SupportsSql,
+        Capability::SupportsSchemaIntrospection,
+        Capability::SupportsDryRun,
+        Capability::SupportsCostEstimate,
+    ])
+}
+
 impl PostgresAdapter {
     /// Connects to `postgres://user[:password]@host[:port]/database[?options]` (also
     /// `postgresql://`). The URL is never echoed in errors. The first connection is
@@ -115,12 +126,7 @@ impl PostgresAdapter {
             config,
             connect_timeout,
             limits,
-            capabilities: CapabilitySet::new(&[
-                Capability::SupportsSql,
-                Capability::SupportsSchemaIntrospection,
-                Capability::SupportsDryRun,
-                Capability::SupportsCostEstimate,
-            ]),
+            capabilities: capabilities(),
             idle: Arc::new(Mutex::new(Vec::new())),
             permits: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
             privileged: false,

@@ -97,6 +97,16 @@ fn unavailable(message: &str, detail: String) -> ResultError {
     e
 }
 
+/// The capabilities every [`SqliteAdapter`] advertises, known without opening a database
+/// (for listings such as `nl2sql list-adapters`).
+pub fn capabilities() -> CapabilitySet {
+    CapabilitySet::new(&[
+        Capability::SupportsSql,
+        Capability::SupportsSchemaIntrospection,
+        Capability::SupportsDryRun,
+    ])
+}
+
 impl SqliteAdapter {
     /// Opens the database file at `path` read-only. A missing file is
     /// `SERVICE_UNAVAILABLE`; it is never created.
@@ -112,11 +122,7 @@ impl SqliteAdapter {
             id: id.to_owned(),
             path: path.to_path_buf(),
             limits,
-            capabilities: CapabilitySet::new(&[
-                Capability::SupportsSql,
-                Capability::SupportsSchemaIntrospection,
-                Capability::SupportsDryRun,
-            ]),
+            capabilities: capabilities(),
             pool: Arc::new(Mutex::new(Vec::new())),
         };
         // Open one connection now, so that a file that is not a database fails here.

@@ -1,15 +1,19 @@
 //! The `nl2sql` binary: argument parsing, output formats and exit codes only; every
 //! decision is made by the library crates.
 //!
-//! Exit codes: 0 = ok, 1 = findings that block (rewrite or rejected) or a failed
-//! `datasources test`, 2 = usage or configuration error, 3 = a datasource could not be
-//! reached or described.
+//! Exit codes: 0 = ok, 1 = findings that block (rewrite or rejected), a failed
+//! `datasources test` or `doctor` check, or a policy with integrity errors, 2 = usage or
+//! configuration error, 3 = a datasource could not be reached or described.
 
 #![allow(clippy::print_stdout)] // reason: a CLI writes its results to standard output
 
 mod ask;
+mod columns;
 mod datasources;
+mod doctor;
+mod list_adapters;
 mod plan_dag;
+mod policy;
 mod render_plan;
 mod run_commands;
 mod source;
@@ -49,6 +53,13 @@ enum Command {
     PlanDag(plan_dag::Args),
     /// Lists, tests and describes datasources (from --config FILE or --db URL).
     Datasources(datasources::Args),
+    /// Checks a setup: configuration, policy and documentation files, datasource
+    /// connectivity, schema snapshots and index, and (with --llm-config) the LLM endpoint.
+    Doctor(doctor::Args),
+    /// Lists the adapters compiled into this binary: URL schemes, dialect, capabilities.
+    ListAdapters(list_adapters::Args),
+    /// Checks an RBAC policy file against the configuration and the datasources' schemas.
+    Policy(policy::Args),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +81,9 @@ fn main() -> ExitCode {
         Command::RenderPlan(args) => render_plan::run(&args),
         Command::PlanDag(args) => plan_dag::run(&args),
         Command::Datasources(args) => datasources::run(&args),
+        Command::Doctor(args) => doctor::run(&args),
+        Command::ListAdapters(args) => list_adapters::run(&args),
+        Command::Policy(args) => policy::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

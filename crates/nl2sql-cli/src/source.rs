@@ -51,45 +51,66 @@ impl SourceArgs {
                 artifacts: None,
             });
         }
-        let path = match (&self.config, std::env::var_os("NL2SQL_CONFIG")) {
-            (Some(p), _) => p.clone(),
-            (None, Some(p)) => PathBuf::from(p),
-            (None, None) => bail!("no datasource: pass --config FILE or --db URL"),
+        let Some(path) = self.config_path() else {
+            bail!("no datasource: pass --config FILE or --db URL");
         };
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read configuration file '{}'", path.display()))?;
-        let file = ConfigFile::from_toml_str(&text)
-            .with_context(|| format!("invalid configuration file '{}'", path.display()))?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        let base = if base.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            base
-        };
-        let registry = DatasourceRegistry::from_config(&file, base, &EnvSecrets)
-            .with_context(|| format!("invalid configuration file '{}'", path.display()))?;
+        let (file, base) = read_config(&path)?;
+        let registry = registry_of(&file, &base, &path)?;
         let policy = match &file.policy {
-            Some(p) => {
-                let p = base.join(p);
-                let text = std::fs::read_to_string(&p)
-                    .with_context(|| format!("cannot read policy file '{}'", p.display()))?;
-                Some(
-                    PolicyFile::from_json_str(&text)
-                        .with_context(|| format!("invalid policy file '{}'", p.display()))?,
-                )
-            }
+            Some(p) => Some(read_policy(&base.join(p))?),
             None => None,
         };
-        let docs = load_docs(&file, base)
+        let docs = load_docs(&file, &base)
             .with_context(|| format!("invalid configuration file '{}'", path.display()))?;
         Ok(Source {
             registry,
             policy,
             docs,
-            artifacts: file.artifacts.clone().map(|a| (a, base.to_path_buf())),
+            artifacts: file.artifacts.clone().map(|a| (a, base.clone())),
             engine: file.engine,
         })
     }
+
+    /// `--config`, else `$NL2SQL_CONFIG`.
+    pub(crate) fn config_path(&self) -> Option<PathBuf> {
+        self.config
+            .clone()
+            .or_else(|| std::env::var_os("NL2SQL_CONFIG").map(PathBuf::from))
+    }
+}
+
+/// Reads and parses a configuration file; returns it with the directory its relative
+/// paths start from.
+pub(crate) fn read_config(path: &Path) -> anyhow::Result<(ConfigFile, PathBuf)> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read configuration file '{}'", path.display()))?;
+    let file = ConfigFile::from_toml_str(&text)
+        .with_context(|| format!("invalid configuration file '{}'", path.display()))?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    let base = if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base
+    };
+    Ok((file, base.to_path_buf()))
+}
+
+/// The registry of a parsed configuration file (secrets resolved from the environment).
+pub(crate) fn registry_of(
+    file: &ConfigFile,
+    base: &Path,
+    path: &Path,
+) -> anyhow::Result<DatasourceRegistry> {
+    DatasourceRegistry::from_config(file, base, &EnvSecrets)
+        .with_context(|| format!("invalid configuration file '{}'", path.display()))
+}
+
+/// Reads and parses a policy file.
+pub(crate) fn read_policy(path: &Path) -> anyhow::Result<PolicyFile> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read policy file '{}'", path.display()))?;
+    PolicyFile::from_json_str(&text)
+        .with_context(|| format!("invalid policy file '{}'", path.display()))
 }
 
 impl Source {

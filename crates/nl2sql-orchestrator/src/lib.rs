@@ -4,11 +4,12 @@
 //! physical validation, sandboxed execution, parquet artifact; retries through the refiner
 //! with backoff), aggregation and the answer, under a global timeout and a cancellation
 //! token, with a JSON-lines run log. Also: the datasource registry ([`DatasourceRegistry`],
-//! [`connect`]: a compile-time registry with one cargo feature per engine), validation of
-//! SQL against a live datasource ([`validate_sql_live`]), the planner choice
-//! ([`build_planner`]) and, with the `sqlite` and `duckdb` features, the demo datasets
-//! (`demo::create_demo`).
+//! [`connect`]: a compile-time registry with one cargo feature per engine, listed by
+//! [`compiled_adapters`]), validation of SQL against a live datasource
+//! ([`validate_sql_live`]), the planner choice ([`build_planner`]) and, with the `sqlite`
+//! and `duckdb` features, the demo datasets (`demo::create_demo`).
 
+mod adapters;
 mod config;
 mod datasources;
 #[cfg(all(feature = "sqlite", feature = "duckdb"))]
@@ -17,6 +18,7 @@ mod engine;
 mod live;
 mod planners;
 
+pub use adapters::{AdapterInfo, compiled_adapters};
 pub use config::{artifact_store, load_docs};
 pub use datasources::{DatasourceRegistry, connect, effective_url, limits_of};
 pub use engine::{

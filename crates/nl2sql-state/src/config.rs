@@ -76,12 +76,19 @@ impl Engine {
     /// missing scheme.
     pub fn from_url(url: &str) -> Option<Engine> {
         let (scheme, _) = url.split_once(':')?;
-        match scheme.to_ascii_lowercase().as_str() {
-            "duckdb" => Some(Engine::Duckdb),
-            "sqlite" => Some(Engine::Sqlite),
-            "postgres" | "postgresql" => Some(Engine::Postgres),
-            "mysql" | "mariadb" => Some(Engine::Mysql),
-            _ => None,
+        let scheme = scheme.to_ascii_lowercase();
+        Engine::ALL
+            .into_iter()
+            .find(|e| e.schemes().contains(&scheme.as_str()))
+    }
+
+    /// The URL schemes that select the engine, the canonical one first.
+    pub fn schemes(self) -> &'static [&'static str] {
+        match self {
+            Engine::Duckdb => &["duckdb"],
+            Engine::Sqlite => &["sqlite"],
+            Engine::Postgres => &["postgres", "postgresql"],
+            Engine::Mysql => &["mysql", "mariadb"],
         }
     }
 

@@ -1,8 +1,9 @@
 //! The shared vocabulary of nl2sql, used by every other crate: SQL dialects, the stable
-//! error codes and [`PipelineError`], schema snapshot shapes, the RBAC policy file and its
-//! per-caller evaluation ([`AccessPolicy`]), the configuration file `nl2sql.toml`
-//! ([`ConfigFile`], with [`Secret`]s that never print), caller identity and trace ids, canonical JSON
-//! and hashing, and the pipeline state with its reducers.
+//! error codes and [`PipelineError`], schema snapshot shapes, the RBAC policy file, its
+//! per-caller evaluation ([`AccessPolicy`]) and its integrity check ([`IntegrityReport`]),
+//! the configuration file `nl2sql.toml` ([`ConfigFile`], with [`Secret`]s that never
+//! print), caller identity and trace ids, canonical JSON and hashing, and the pipeline
+//! state with its reducers.
 //!
 //! The crate does no IO and does not depend on an async runtime.
 
@@ -11,6 +12,7 @@ mod config;
 mod context;
 mod dialect;
 mod error;
+mod integrity;
 mod names;
 mod policy;
 mod schema;
@@ -30,6 +32,7 @@ pub use dialect::{Dialect, UnknownDialect};
 pub use error::{
     ErrorCode, PipelineError, Result, Severity, UnknownErrorCode, sanitize_engine_message,
 };
+pub use integrity::{IntegrityReport, IntegrityRow, IntegrityStatus, RuleKind};
 pub use names::{norm, norm_parts};
 pub use policy::{AccessPolicy, PolicyError, PolicyFile, RolePolicy};
 pub use schema::{

@@ -3,8 +3,11 @@
 mod ask;
 mod config;
 mod datasources;
+mod doctor;
 mod failures;
+mod list_adapters;
 mod plan_commands;
 mod plan_dag;
+mod policy;
 mod readme;
 mod validate_sql;

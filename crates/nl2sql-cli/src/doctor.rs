@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 use nl2sql_index::{LexicalIndex, SchemaStore, schema_version_of};
 use nl2sql_orchestrator::{DatasourceRegistry, load_docs};
-use nl2sql_planner::llm::AgentSettings;
+use nl2sql_planner::llm::{AgentSettings, ProbeStatus, probe_endpoint};
 use nl2sql_planner::{LlmConfig, Step};
 use nl2sql_state::{EngineSection, EnvSecrets, Secret, redact_url, resolve_secret};
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::runtime::Runtime;
 
 use crate::ask::{data_dir, engine_dir};
@@ -485,109 +485,18 @@ fn check_llm(path: &Path, rt: &Runtime, report: &mut Report) {
         };
         let started = Instant::now();
         let timeout = settings.timeout.min(LLM_TIMEOUT);
-        let (status, detail) =
-            rt.block_on(probe(&settings.base_url, key.as_ref(), timeout, models));
+        let (status, detail) = rt.block_on(probe_endpoint(
+            &settings.base_url,
+            key.as_ref().map(Secret::expose),
+            timeout,
+            models,
+        ));
+        let status = match status {
+            ProbeStatus::Ok => Status::Ok,
+            ProbeStatus::Warn => Status::Warn,
+            ProbeStatus::Fail => Status::Fail,
+        };
         report.add("llm", Some(&target), status, detail);
         report.timed(started);
-    }
-}
-
-/// `GET {base_url}/models`: the outcome and its detail line.
-async fn probe(
-    base_url: &str,
-    key: Option<&Secret>,
-    timeout: Duration,
-    models: &BTreeSet<String>,
-) -> (Status, String) {
-    let client = match reqwest::Client::builder().timeout(timeout).build() {
-        Ok(c) => c,
-        Err(e) => return (Status::Fail, format!("cannot build an HTTP client: {e}")),
-    };
-    let mut request = client.get(format!("{base_url}/models"));
-    if let Some(key) = key {
-        request = request.bearer_auth(key.expose());
-    }
-    let response = match request.send().await {
-        Ok(r) => r,
-        Err(e) if e.is_timeout() => {
-            return (
-                Status::Fail,
-                format!("no answer within {} s", timeout.as_secs_f64()),
-            );
-        }
-        Err(e) => {
-            let what = if e.is_connect() {
-                "cannot connect"
-            } else {
-                "no answer"
-            };
-            // The innermost cause says why ("Connection refused", a DNS failure, …);
-            // without the URL, which may carry credentials.
-            let e = e.without_url();
-            let mut cause: &dyn std::error::Error = &e;
-            while let Some(inner) = cause.source() {
-                cause = inner;
-            }
-            return (Status::Fail, format!("{what}: {cause}"));
-        }
-    };
-    let code = response.status();
-    if code.as_u16() == 401 || code.as_u16() == 403 {
-        return (
-            Status::Fail,
-            format!("the endpoint refused the API key (HTTP {})", code.as_u16()),
-        );
-    }
-    if code.is_server_error() {
-        return (
-            Status::Fail,
-            format!("the endpoint answered HTTP {}", code.as_u16()),
-        );
-    }
-    if !code.is_success() {
-        return (
-            Status::Warn,
-            format!(
-                "the endpoint answered HTTP {} to GET /models: it is up, but its model list is not available",
-                code.as_u16()
-            ),
-        );
-    }
-    let listed: Option<BTreeSet<String>> = response.json::<Value>().await.ok().and_then(|v| {
-        v["data"].as_array().map(|items| {
-            items
-                .iter()
-                .filter_map(|m| m["id"].as_str().map(str::to_owned))
-                .collect()
-        })
-    });
-    let wanted = models.iter().cloned().collect::<Vec<_>>().join(", ");
-    match listed {
-        Some(listed) => {
-            let missing: Vec<&str> = models
-                .iter()
-                .filter(|m| !listed.contains(*m))
-                .map(String::as_str)
-                .collect();
-            if missing.is_empty() {
-                (
-                    Status::Ok,
-                    format!(
-                        "answered (HTTP {}); model(s) listed: {wanted}",
-                        code.as_u16()
-                    ),
-                )
-            } else {
-                (
-                    Status::Warn,
-                    format!(
-                        "answered (HTTP {}), but its model list lacks: {}",
-                        code.as_u16(),
-                        missing.join(", ")
-                    ),
-                )
-            }
-        }
-        None => (Status::Ok, format!("answered (HTTP {})", code.as_u16())),
     }
 }

@@ -12,6 +12,7 @@
 
 mod breaker;
 mod config;
+mod probe;
 mod prompt;
 mod reply;
 mod transport;
@@ -24,6 +25,7 @@ pub use config::{
     AgentConfig, AgentSettings, BreakerConfig, DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL,
     DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_SEC, LlmConfig, StructuredOutput,
 };
+pub use probe::{ProbeStatus, probe_endpoint};
 pub use usage::{CallRecord, TokenUsage};
 
 use std::collections::BTreeMap;

@@ -365,6 +365,12 @@ fn splits(question: &str) -> Vec<(String, String, bool)> {
         let mut r = right.join(" ").trim_end_matches(['?', '.']).to_owned();
         match &lead {
             Some(g) => {
+                // "By category, … did customers order?": appended as "per category", so
+                // that "order by category" is not read as a sort.
+                let g = match g.strip_prefix("by ") {
+                    Some(rest) => format!("per {rest}"),
+                    None => g.clone(),
+                };
                 l = format!("{l} {g}");
                 r = format!("{r} {g}");
             }

@@ -287,6 +287,23 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
                 i = at + 3;
                 continue;
             }
+            // "at least some quantity", "more than zero": above nothing.
+            if matches!(op, CmpOp::GtEq | CmpOp::Gt)
+                && w(at) == "some"
+                && tokens
+                    .get(at + 1)
+                    .is_some_and(|n| n.kind == TokenKind::Word)
+            {
+                c.comparisons.push(CmpCue {
+                    start: i,
+                    end: at + 1,
+                    bounds: vec![(CmpOp::Gt, 0.0)],
+                });
+                mark(&mut c, i, at + 1);
+                c.barriers[i..at + 1].iter_mut().for_each(|b| *b = true);
+                i = at + 1;
+                continue;
+            }
             if let Some(n) = number_at(tokens, at)
                 && !t.is("between")
             {
@@ -301,6 +318,19 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
                 continue;
             }
         }
+        // "450 units or fewer", "10 or more machines": a bound written before its
+        // operator.
+        if let Some((n, op, len)) = postfix_comparison(tokens, i) {
+            c.comparisons.push(CmpCue {
+                start: i,
+                end: i + len,
+                bounds: vec![(op, n)],
+            });
+            mark(&mut c, i, i + len);
+            c.barriers[i..i + len].iter_mut().for_each(|b| *b = true);
+            i += len;
+            continue;
+        }
         // Aggregations.
         let agg = match (w(i), w(i + 1), w(i + 2)) {
             ("how", "many", _) => Some((Agg::Count, 2)),
@@ -311,6 +341,8 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
             }
             ("count", _, _) | ("counts", _, _) if !after_noun(tokens, i) => Some((Agg::Count, 1)),
             ("total", "of", _) | ("sum", "of", _) => Some((Agg::Sum, 2)),
+            // "add up the counts", "sum up", "total up": a sum.
+            ("add" | "sum" | "total", "up", _) => Some((Agg::Sum, 2)),
             ("total", _, _) | ("sum", _, _) | ("overall", _, _) | ("combined", _, _)
                 if !after_noun(tokens, i) =>
             {
@@ -541,6 +573,32 @@ fn comparison_words(tokens: &[Token], i: usize) -> Option<(CmpOp, usize)> {
     Some(op)
 }
 
+/// Words for counted units that stand between a bound and a postfix operator ("450
+/// units or fewer").
+const UNIT_NOUNS: &[&str] = &["unit", "units", "piece", "pieces", "item", "items"];
+
+/// A bound written before its operator at `i`: `N [units] or more|fewer|less|…`, and its
+/// length.
+fn postfix_comparison(tokens: &[Token], i: usize) -> Option<(f64, CmpOp, usize)> {
+    let t = tokens.get(i)?;
+    if t.kind != TokenKind::Number || year_of(t).is_some() {
+        return None;
+    }
+    let n = t.number()?;
+    let w = |k: usize| tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+    let skip = usize::from(UNIT_NOUNS.contains(&w(i + 1)));
+    let at = i + 1 + skip;
+    if w(at) != "or" {
+        return None;
+    }
+    let op = match w(at + 1) {
+        "more" | "greater" | "higher" | "above" | "over" | "larger" | "bigger" => CmpOp::GtEq,
+        "fewer" | "less" | "lower" | "below" | "under" | "smaller" => CmpOp::LtEq,
+        _ => return None,
+    };
+    Some((n, op, at + 2 - i))
+}
+
 /// `descending`, `highest first`, `alphabetically`…: (descending?, length).
 fn direction_words(tokens: &[Token], i: usize) -> Option<(bool, usize)> {
     let w = |k: usize| tokens.get(i + k).map(|t| t.lower.as_str()).unwrap_or("");
@@ -580,20 +638,37 @@ fn dates(tokens: &[Token], today: Day, c: &mut Cues) {
         };
         if let Some((lo, hi, len)) = period(i + plen) {
             let mut end = i + plen + len;
-            let (lo, hi) = match prefix {
-                "before" => (None, Some(lo)),
-                "after" => (Some(hi), None),
-                "since" => (Some(lo), None),
-                "range" if matches!(w(end), "and" | "to" | "through" | "until") => {
-                    match period(end + 1) {
-                        Some((_, hi2, len2)) => {
-                            end = end + 1 + len2;
-                            (Some(lo), Some(hi2))
-                        }
-                        None => (Some(lo), Some(hi)),
+            // "2013 or later", "2020 onwards", "March 2024 or earlier": open ranges.
+            let open = match (w(end), w(end + 1)) {
+                ("or" | "and", "later" | "after" | "newer" | "since") => Some((true, 2)),
+                ("onwards" | "onward" | "forward", _) => Some((true, 1)),
+                ("or" | "and", "earlier" | "before" | "older" | "prior") => Some((false, 2)),
+                _ => None,
+            };
+            let (lo, hi) = match (prefix, open) {
+                ("in" | "" | "range", Some((later, len))) => {
+                    end += len;
+                    if later {
+                        (Some(lo), None)
+                    } else {
+                        (None, Some(hi))
                     }
                 }
-                _ => (Some(lo), Some(hi)),
+                _ => match prefix {
+                    "before" => (None, Some(lo)),
+                    "after" => (Some(hi), None),
+                    "since" => (Some(lo), None),
+                    "range" if matches!(w(end), "and" | "to" | "through" | "until") => {
+                        match period(end + 1) {
+                            Some((_, hi2, len2)) => {
+                                end = end + 1 + len2;
+                                (Some(lo), Some(hi2))
+                            }
+                            None => (Some(lo), Some(hi)),
+                        }
+                    }
+                    _ => (Some(lo), Some(hi)),
+                },
             };
             let start = i;
             c.dates.push(DateCue {

@@ -128,8 +128,15 @@ pub(crate) fn tokenize(text: &str) -> Vec<Token> {
             if i + 1 < chars.len() && chars[i] == '\'' && chars[i + 1] == 's' {
                 i += 2;
             }
+            // "SKUs", "IDs": the plural of an upper-case acronym.
+            let acronym = raw
+                .strip_suffix('s')
+                .filter(|a| a.chars().count() >= 2 && a.chars().all(|c| c.is_ascii_uppercase()));
             out.push(Token {
-                stem: canonical(&lower),
+                stem: match acronym {
+                    Some(a) => a.to_lowercase(),
+                    None => canonical(&lower),
+                },
                 lower,
                 raw,
                 kind: TokenKind::Word,
@@ -154,7 +161,31 @@ pub(crate) fn tokenize(text: &str) -> Vec<Token> {
         }
         i += 1;
     }
+    phrasal_verbs(&mut out);
     out
+}
+
+/// Phrasal verbs that mean a single verb: "turned out 500 units" is "produced 500 units".
+const PHRASAL: &[(&str, &str, &str)] = &[
+    ("turned", "out", "produced"),
+    ("turn", "out", "produced"),
+    ("turns", "out", "produced"),
+    ("churned", "out", "produced"),
+    ("churn", "out", "produced"),
+    ("cranked", "out", "produced"),
+];
+
+/// Gives the first word of a phrasal verb the stem of the verb it means.
+fn phrasal_verbs(tokens: &mut [Token]) {
+    for i in 1..tokens.len() {
+        let to = PHRASAL
+            .iter()
+            .find(|(x, y, _)| *x == tokens[i - 1].lower && *y == tokens[i].lower)
+            .map(|(_, _, to)| canonical(to));
+        if let Some(to) = to {
+            tokens[i - 1].stem = to;
+        }
+    }
 }
 
 /// The original text of tokens `[from, to)`.
@@ -239,7 +270,14 @@ pub(crate) fn stem(word: &str) -> String {
     } else if let Some(b) = w.strip_suffix("ied") {
         format!("{b}y")
     } else if let Some(b) = w.strip_suffix("ing").filter(|b| b.len() >= 3) {
-        undouble(b)
+        // "operating temperature" is not the operator: a gerund keeps its ending where the
+        // agent-noun rule below would make it meet `-or` nouns.
+        let b = undouble(b);
+        if b.len() >= 5 && AGENT_ENDINGS.iter().any(|e| b.ends_with(e)) {
+            w.clone()
+        } else {
+            b
+        }
     } else if let Some(b) = w.strip_suffix("ed").filter(|b| b.len() >= 3) {
         undouble(b)
     } else if let Some(b) = w.strip_suffix("er").filter(|b| b.len() >= 5) {
@@ -250,11 +288,23 @@ pub(crate) fn stem(word: &str) -> String {
     if s.len() >= 7 && s.ends_with("er") && w.ends_with("ers") {
         s.truncate(s.len() - 2);
     }
+    // Agent nouns in `-or` meet their verbs: `operator`/`operated`, `inspector`/`inspected`,
+    // `supervisor`/`supervised`. (`-ier` nouns are left alone: `supplier` → `supply`
+    // would make "supplier" a word of a datasource named `supply`.)
+    if let Some(b) = s
+        .strip_suffix("or")
+        .filter(|b| b.len() >= 5 && AGENT_ENDINGS.iter().any(|e| b.ends_with(e)))
+    {
+        s = b.to_owned();
+    }
     if s.len() > 4 && s.ends_with('e') {
         s.pop();
     }
     s
 }
+
+/// Endings of verb stems whose agent nouns end in `-or` (`operat-or`, `inspect-or`).
+const AGENT_ENDINGS: &[&str] = &["at", "it", "ct", "ut", "is"];
 
 fn undouble(b: &str) -> String {
     let bytes = b.as_bytes();

@@ -42,6 +42,33 @@ impl Builder<'_> {
                 self.a.group_by.push(c);
             }
         }
+        // Sum conditions: `shifts that produced more than 1000 units in total`.
+        for (c, op, v) in std::mem::take(&mut self.sum_havings) {
+            let existing = self
+                .a
+                .measures
+                .iter()
+                .position(|m| m.agg == Agg::Sum && m.column == Some(c) && m.times.is_none());
+            let m = existing.unwrap_or_else(|| {
+                self.push_measure(Measure {
+                    agg: Agg::Sum,
+                    column: Some(c),
+                    table: self.index.columns[c].table,
+                    times: None,
+                })
+            });
+            self.a.having.push(Having {
+                measure: m,
+                op,
+                value: v,
+            });
+            if let Some(e) = entity_col
+                && !self.a.group_by.contains(&e)
+                && e != c
+            {
+                self.a.group_by.push(e);
+            }
+        }
         let mut row_rank: Option<(usize, bool, Option<i64>)> = None;
         let mut order_measure: Option<(usize, bool)> = None;
         let rank = rank.map(|(key, desc, n)| {

@@ -10,7 +10,15 @@ impl Builder<'_> {
     /// Aggregation words bind to the next column or table.
     pub(super) fn aggregations(&mut self) -> Vec<usize> {
         let mut out = Vec::new();
-        for cue in &self.cues.aggs {
+        for (n, cue) in self.cues.aggs.iter().enumerate() {
+            // "on average, how many workers …": the count names the unit being averaged.
+            if cue.agg == Agg::Count
+                && n > 0
+                && self.cues.aggs[n - 1].agg == Agg::Avg
+                && self.only_filler(self.cues.aggs[n - 1].end, cue.start)
+            {
+                continue;
+            }
             let Some(k) = self.mention_after(cue.end, 5) else {
                 if let Some(w) = self.unlinked_at(cue.end, 3) {
                     self.role_unlinked.push(w);
@@ -21,7 +29,26 @@ impl Builder<'_> {
             // "the total number of defects" over a table that records a count of its own
             // thing per row (`defects.defect_count`): the sum of that count.
             let total_of_counts = self.tokens[cue.start].is("total");
+            // "how many units were returned": units of a table are its quantity.
+            let units = self
+                .tokens
+                .get(cue.end)
+                .is_some_and(|t| t.is_any(&["units", "pieces"]));
+            let unit_column = units.then(|| self.unit_measure()).flatten();
+            let replace = match m.target {
+                Target::Table(_) => true,
+                Target::Column(c) => !self.counts_units(c),
+                Target::Value { .. } => false,
+            };
             let measure = match (&m.target, cue.agg) {
+                (_, Agg::Count) if replace && unit_column.is_some() => {
+                    unit_column.map(|c| Measure {
+                        agg: Agg::Sum,
+                        column: Some(c),
+                        table: self.index.columns[c].table,
+                        times: None,
+                    })
+                }
                 (Target::Table(t), Agg::Count) => Some(
                     match self.index.count_column(*t).filter(|_| total_of_counts) {
                         Some(c) => Measure {
@@ -110,6 +137,56 @@ impl Builder<'_> {
             }
         }
         out
+    }
+
+    /// "how many units did customers order": the number column that counts units
+    /// (named `units_…`/`quantity`, or described as "Units …") nearest, by foreign keys,
+    /// to the tables the question names; one whose name or description holds another word
+    /// of the question ("Units returned" for "returned") first.
+    fn unit_measure(&self) -> Option<usize> {
+        let tables: Vec<usize> = self.mentions.iter().map(|m| self.table_of(m)).collect();
+        let words: Vec<&str> = self
+            .tokens
+            .iter()
+            .filter(|t| !super::super::text::is_stop_word(&t.lower))
+            .map(|t| t.stem.as_str())
+            .collect();
+        self.index
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(c, col)| col.is_measure() && self.counts_units(*c))
+            .filter_map(|(c, col)| {
+                let d = tables
+                    .iter()
+                    .filter_map(|t| super::super::joins::distance(self.index, *t, col.table))
+                    .min()?;
+                let said = col
+                    .plain
+                    .iter()
+                    .chain(col.description.iter().skip(1))
+                    .any(|w| w != "unit" && words.contains(&w.as_str()));
+                Some(((!said, d, c), c))
+            })
+            .min_by_key(|(k, _)| *k)
+            .map(|(_, c)| c)
+    }
+
+    /// True for a number column that counts units: `units_…`, `…_quantity`, `quantity`, or
+    /// described as "Units …"; never a price or cost per unit.
+    fn counts_units(&self, c: usize) -> bool {
+        let col = &self.index.columns[c];
+        let name = col.name.to_lowercase();
+        let money = ["price", "cost", "amount", "value"]
+            .iter()
+            .any(|w| name.contains(w));
+        !money
+            && (col
+                .plain
+                .last()
+                .is_some_and(|p| ["unit", "quantity", "qty"].contains(&p.as_str()))
+                || col.plain.first().is_some_and(|p| p == "unit")
+                || col.description.first().is_some_and(|d| d == "unit"))
     }
 
     /// The quantity a unit price is multiplied by when a money word ("spend", "revenue")

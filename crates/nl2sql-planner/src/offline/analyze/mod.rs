@@ -190,6 +190,7 @@ pub(crate) fn analyze(
         unsupported: Vec::new(),
         negations_used: vec![false; cues.negations.len()],
         noun_counts: Vec::new(),
+        sum_havings: Vec::new(),
     }
     .run()
 }
@@ -208,6 +209,8 @@ struct Builder<'a> {
     negations_used: Vec<bool>,
     /// "machine count": where a table followed by `count` starts, and its count measure.
     noun_counts: Vec<(usize, usize)>,
+    /// Conditions on a column's sum per group (HAVING SUM): column, operator, bound.
+    sum_havings: Vec<(usize, CmpOp, f64)>,
 }
 
 impl Builder<'_> {
@@ -578,6 +581,7 @@ impl Builder<'_> {
     fn comparisons(&mut self) -> Vec<(usize, CmpOp, f64)> {
         let mut count_havings = Vec::new();
         for cue in &self.cues.comparisons {
+            let total = self.total_marker(cue.start, cue.end);
             let numeric = |m: &Mention| match m.target {
                 Target::Column(c) => self.index.columns[c].class == super::link::TypeClass::Numeric,
                 _ => false,
@@ -616,6 +620,14 @@ impl Builder<'_> {
                     let Some(c) = self.mentions[k].column() else {
                         continue;
                     };
+                    // "which shifts produced more than 1000 units in total": a condition
+                    // on the groups' sum (HAVING), not on rows.
+                    if total.is_some() {
+                        for (op, v) in &cue.bounds {
+                            self.sum_havings.push((c, *op, *v));
+                        }
+                        continue;
+                    }
                     for (op, v) in &cue.bounds {
                         self.a.filters.push(Filter {
                             column: c,
@@ -645,6 +657,29 @@ impl Builder<'_> {
             }
         }
         count_havings
+    }
+
+    /// The aggregation cue of a "total" word that makes a comparison a condition on a sum:
+    /// "more than 1000 units in total", "a total of more than 1000", "… combined".
+    fn total_marker(&self, start: usize, end: usize) -> Option<usize> {
+        let is_total = |i: usize| {
+            self.tokens
+                .get(i)
+                .is_some_and(|t| t.is_any(&["total", "combined", "altogether", "overall"]))
+        };
+        let mut i = end;
+        while self
+            .tokens
+            .get(i)
+            .is_some_and(|t| t.is_any(&["units", "unit", "pieces", "items", "in", "all"]))
+            && i < end + 2
+        {
+            i += 1;
+        }
+        let after = is_total(i).then_some(i);
+        let before = (start >= 2 && self.tokens[start - 1].is("of") && is_total(start - 2))
+            .then_some(start - 2);
+        after.or(before)
     }
 
     /// The entity: what the question lists or ranks (the first unconsumed table, or a text

@@ -25,5 +25,24 @@ pub(super) fn listed_values(description: &str) -> Vec<String> {
             }
         }
     }
-    if items.len() >= 2 { items } else { Vec::new() }
+    if items.len() >= 2 {
+        return items;
+    }
+    // "Damaged in transit, Defective, Wrong item or No longer needed": a description that
+    // is nothing but a list of at least three short items, each starting with a capital
+    // letter, lists values even when their other words are lower case.
+    let mut list: Vec<String> = Vec::new();
+    for item in description
+        .split(',')
+        .flat_map(|p| p.split(" or "))
+        .map(|i| i.trim().trim_end_matches('.').trim())
+    {
+        let words = item.split_whitespace().count();
+        let starts_capital = item.chars().next().is_some_and(char::is_uppercase);
+        if !(1..=4).contains(&words) || !starts_capital || item.contains(['(', ')', ':', ';']) {
+            return Vec::new();
+        }
+        list.push(item.to_owned());
+    }
+    if list.len() >= 3 { list } else { Vec::new() }
 }

@@ -11,7 +11,9 @@ use serde_json::Value;
 
 use nl2sql_state::SchemaSnapshot;
 
-use super::text::{Token, ident_stems, plain_stems, singular, split_ident, text_stems, tokenize};
+use super::text::{
+    Token, ident_stems, plain_stems, singular, split_ident, stem, text_stems, tokenize,
+};
 
 mod booleans;
 mod listed;
@@ -417,6 +419,7 @@ pub(crate) fn link(
     mentions.extend(booleans::booleans(tokens, used, index, &mut taken));
     mentions.extend(names(tokens, used, index, &mut taken));
     mentions.extend(values_partial(tokens, used, index, &mut taken));
+    mentions.extend(values::place_names(text, tokens, used, index, &mut taken));
     let prefer = match tokens.first().map(|t| t.lower.as_str()) {
         Some("who" | "where") => Some(TypeClass::Text),
         Some("when") => Some(TypeClass::Time),
@@ -424,7 +427,53 @@ pub(crate) fn link(
     };
     mentions.sort_by_key(|m| m.start);
     resolve_ties(&mut mentions, index, prefer);
+    let mentions = complete_names(mentions, tokens, index);
     merge_qualified(mentions, tokens, index)
+}
+
+/// "the quantity of incoming material rejected": a column name (`quantity`) whose words
+/// are all in a longer column name (`quantity_rejected`) whose other words follow within
+/// a few words is that longer column; mentions made only of those other words go.
+fn complete_names(mentions: Vec<Mention>, tokens: &[Token], index: &SchemaIndex) -> Vec<Mention> {
+    let mut absorbed: Vec<(usize, usize)> = Vec::new();
+    let mut out = mentions;
+    for m in &mut out {
+        let Target::Column(c) = m.target else {
+            continue;
+        };
+        let own = &index.columns[c].plain;
+        if own.is_empty() {
+            continue;
+        }
+        let (start, end) = (m.end, (m.end + 5).min(tokens.len()));
+        let longer = index.columns.iter().enumerate().find_map(|(c2, col)| {
+            if c2 == c || !col.is_measure() || col.plain.len() <= own.len() {
+                return None;
+            }
+            if !own.iter().all(|w| col.plain.contains(w)) {
+                return None;
+            }
+            let extra: Vec<&String> = col.plain.iter().filter(|w| !own.contains(w)).collect();
+            let at: Vec<usize> = extra
+                .iter()
+                .map(|w| {
+                    (start..end).find(|i| tokens[*i].stem == **w || stem(&tokens[*i].lower) == **w)
+                })
+                .collect::<Option<Vec<usize>>>()?;
+            Some((c2, at))
+        });
+        if let Some((c2, at)) = longer
+            && index.columns[c].is_measure()
+        {
+            m.target = Target::Column(c2);
+            m.alternatives.clear();
+            for i in at {
+                absorbed.push((i, i + 1));
+            }
+        }
+    }
+    out.retain(|m| !absorbed.iter().any(|(a, b)| *a <= m.start && m.end <= *b));
+    out
 }
 
 /// Nouns that stand for "how much" after a measure's name.

@@ -175,8 +175,16 @@ fn word_in_names(s: &str, plain: &str, index: &SchemaIndex) -> Candidates {
             cands.push((Target::Table(t), 8));
         }
     }
+    // A word that meets a column name only through the synonym list meets its head (last)
+    // word: "produce" is `quantity_produced` (from "made"), not `made_in_factory_code`.
+    let via_synonym_head = |stems: &[String], plains: &[String]| {
+        plains.iter().any(|x| x == plain) || stems.last().is_some_and(|x| x == s)
+    };
     for (c, col) in index.columns.iter().enumerate() {
-        if has(&col.stems, &col.plain) && !(col.is_key && col.stems.len() > 1) {
+        if has(&col.stems, &col.plain)
+            && via_synonym_head(&col.stems, &col.plain)
+            && !(col.is_key && col.stems.len() > 1)
+        {
             cands.push((Target::Column(c), 7));
         } else if col.synonyms.iter().any(|syn| syn.iter().any(|x| x == s)) {
             cands.push((Target::Column(c), 6));
@@ -245,7 +253,11 @@ fn in_descriptions(s: &str, index: &SchemaIndex) -> Candidates {
         }
     }
     for (c, col) in index.columns.iter().enumerate() {
-        if col.description.iter().any(|x| x == s) {
+        // "Workers on the shift" on a number column: the description's head noun is what
+        // the column counts, as good as a synonym.
+        if col.is_measure() && col.description.first().is_some_and(|x| x == s) {
+            cands.push((Target::Column(c), 8));
+        } else if col.description.iter().any(|x| x == s) {
             cands.push((Target::Column(c), 2));
         }
     }

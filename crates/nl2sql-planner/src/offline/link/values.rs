@@ -1,7 +1,8 @@
 //! Value linking: question spans matched against the known values of text columns
 //! (sampled, or listed in a description): whole values (`Offline`, `Widget Beta`),
-//! capitalised names shaped like the known ones, and single words inside multi-word values
-//! (`LIKE`).
+//! capitalised names shaped like the known ones, single words inside multi-word values
+//! (`LIKE`), and unknown capitalised place names after "in" on a place column whose samples
+//! are incomplete.
 
 use serde_json::Value;
 
@@ -239,6 +240,75 @@ pub(super) fn values_partial(
         if !cands.is_empty() {
             taken[i] = true;
             out.push(pending(i, i + 1, cands));
+        }
+    }
+    out
+}
+
+/// Words of column names that hold places, coarsest first: a capitalised word after "in"
+/// that no known value matches is taken as a value of the first such column of a table.
+const PLACE_WORDS: &[&str] = &[
+    "country", "nation", "region", "state", "province", "city", "town", "location",
+];
+
+/// "customers based in Japan": a capitalised word after `in` that links to nothing
+/// is an equality value of a place column (`country`, `city`, …) whose samples are not
+/// all its values (only a few values per column are sampled, so a real value is often
+/// missing). One candidate per table, the coarsest place first; ties between tables are
+/// settled by context like any other.
+pub(super) fn place_names(
+    text: &str,
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+    taken: &mut [bool],
+) -> Vec<Mention> {
+    let mut out = Vec::new();
+    for i in 1..tokens.len() {
+        let t = &tokens[i];
+        let capital = t.kind == TokenKind::Word
+            && t.raw.chars().next().is_some_and(char::is_uppercase)
+            && t.raw.chars().skip(1).any(char::is_lowercase)
+            && !is_function_word(&t.lower)
+            && !is_stop_word(&t.lower);
+        if !capital || used[i] || taken[i] || !tokens[i - 1].is("in") {
+            continue;
+        }
+        let mut j = i + 1;
+        while j < tokens.len()
+            && !used[j]
+            && !taken[j]
+            && tokens[j].kind == TokenKind::Word
+            && tokens[j].raw.chars().next().is_some_and(char::is_uppercase)
+        {
+            j += 1;
+        }
+        let phrase = source_text(text, tokens, i, j);
+        let mut cands: Candidates = Vec::new();
+        for table in &index.tables {
+            let place = PLACE_WORDS.iter().find_map(|w| {
+                table.columns.iter().copied().find(|c| {
+                    let col = &index.columns[*c];
+                    col.class == super::TypeClass::Text
+                        && !col.exhaustive
+                        && col.plain.last().is_some_and(|p| p == w)
+                })
+            });
+            if let Some(c) = place {
+                cands.push((
+                    Target::Value {
+                        column: c,
+                        values: vec![Value::String(phrase.clone())],
+                        exact: true,
+                        word: String::new(),
+                    },
+                    5,
+                ));
+            }
+        }
+        if !cands.is_empty() {
+            taken[i..j].iter_mut().for_each(|t| *t = true);
+            out.push(pending(i, j, cands));
         }
     }
     out

@@ -174,3 +174,159 @@ fn parts_that_one_datasource_reads_stay_one_scan() {
     let r = ask("List the depots and their depot code.");
     assert_eq!(shape(&r), "fleet[ by ] -> Standalone()");
 }
+
+/// A mill: lines that make one article type, at sites with a site code and a name, and
+/// the batches run on them.
+fn mill() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("mill", "sqlite");
+    contract.add_table(table(
+        "sites",
+        vec![
+            col("id", "INTEGER", true),
+            col("site_code", "TEXT", false),
+            col("name", "TEXT", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "lines",
+        vec![
+            col("id", "INTEGER", true),
+            col("site_id", "INTEGER", false),
+            col("name", "TEXT", false),
+            col("article_type", "TEXT", false),
+        ],
+        vec![("site_id", "sites")],
+    ));
+    contract.add_table(table(
+        "batches",
+        vec![
+            col("id", "INTEGER", true),
+            col("line_id", "INTEGER", false),
+            col("article_code", "TEXT", false),
+            col("units_planned", "INTEGER", false),
+            col("units_produced", "INTEGER", false),
+            col("units_wasted", "INTEGER", false),
+        ],
+        vec![("line_id", "lines")],
+    ));
+    let mut snapshot = SchemaSnapshot {
+        contract,
+        metadata: None,
+    };
+    super::rules::describe(
+        &mut snapshot,
+        "lines",
+        "article_type",
+        super::rules::described("Rugs, Mats or Throws"),
+    );
+    snapshot
+}
+
+/// A store: articles (with their type, code and the site that makes them), buyers, their
+/// orders of articles and the articles sent back.
+fn store() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("store", "sqlite");
+    contract.add_table(table(
+        "articles",
+        vec![
+            col("id", "INTEGER", true),
+            col("article_code", "TEXT", false),
+            col("name", "TEXT", false),
+            col("article_type", "TEXT", false),
+            col("made_at_site_code", "TEXT", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "buyers",
+        vec![col("id", "INTEGER", true), col("name", "TEXT", false)],
+        vec![],
+    ));
+    contract.add_table(table(
+        "buyer_orders",
+        vec![
+            col("id", "INTEGER", true),
+            col("buyer_id", "INTEGER", false),
+            col("bought_on", "DATE", false),
+            col("sent_from_site_code", "TEXT", false),
+            col("total_amount", "REAL", false),
+        ],
+        vec![("buyer_id", "buyers")],
+    ));
+    contract.add_table(table(
+        "buyer_order_lines",
+        vec![
+            col("id", "INTEGER", true),
+            col("buyer_order_id", "INTEGER", false),
+            col("article_id", "INTEGER", false),
+            col("quantity", "INTEGER", false),
+        ],
+        vec![("purchase_id", "buyer_orders"), ("article_id", "articles")],
+    ));
+    contract.add_table(table(
+        "sendbacks",
+        vec![
+            col("id", "INTEGER", true),
+            col("buyer_order_line_id", "INTEGER", false),
+            col("quantity", "INTEGER", false),
+        ],
+        vec![("buyer_order_line_id", "buyer_order_lines")],
+    ));
+    let mut snapshot = SchemaSnapshot {
+        contract,
+        metadata: None,
+    };
+    super::rules::describe(
+        &mut snapshot,
+        "buyer_order_lines",
+        "quantity",
+        super::rules::described("Units bought"),
+    );
+    super::rules::describe(
+        &mut snapshot,
+        "sendbacks",
+        "quantity",
+        super::rules::described("Units sent back"),
+    );
+    super::rules::describe(
+        &mut snapshot,
+        "articles",
+        "article_type",
+        super::rules::described("Rugs, Mats or Throws"),
+    );
+    snapshot
+}
+
+fn ask_two(question: &str) -> DecomposerResponse {
+    let r = decompose(
+        question,
+        vec![datasource("mill", mill()), datasource("store", store())],
+    )
+    .unwrap();
+    let json = serde_json::to_string(&r).unwrap();
+    let report = validate_decomposition(&json, &DatasourceResolution::permissive());
+    assert!(report.is_ok(), "{question}: {:?}", report.feedback());
+    r
+}
+
+#[test]
+fn each_part_takes_its_own_measure_in_its_own_datasource() {
+    // "how many units" is the units column nearest the part's tables (the units bought,
+    // not a price per unit or a count of buyers); "produce" is not `made_at_site_code`
+    // (a synonym reaches only a name's head word); a leading "By article type," is shared
+    // as "per article type", so "order per article type" is not a sort.
+    assert_eq!(
+        shape(&ask_two(
+            "By article type, how many units did we produce, and how many units did buyers order?"
+        )),
+        "mill[total_units_produced by article_type] + store[total_quantity by article_type] -> Join(article_type=article_type)"
+    );
+    // "returned": the units column whose description says so.
+    assert_eq!(
+        shape(&ask_two(
+            "For each article code, how many units did we produce and how many units did buyers send back?"
+        )),
+        "mill[total_units_produced by article_code] + store[total_quantity by article_code] -> Join(article_code=article_code)"
+    );
+}

@@ -5,6 +5,7 @@
 //! manufacturing fixture database.
 
 mod cross_source;
+mod readings;
 mod rules;
 
 use std::path::Path;

@@ -16,7 +16,12 @@ use crate::PlanRequest;
 use crate::offline::OfflinePlanner;
 
 /// Adds column metadata (samples, a description) to a snapshot.
-fn describe(snapshot: &mut SchemaSnapshot, table: &str, column: &str, meta: ColumnMetadata) {
+pub(super) fn describe(
+    snapshot: &mut SchemaSnapshot,
+    table: &str,
+    column: &str,
+    meta: ColumnMetadata,
+) {
     let id = snapshot.contract.datasource_id.clone();
     let metadata = snapshot.metadata.get_or_insert_with(|| SchemaMetadata {
         datasource_id: id,
@@ -36,7 +41,7 @@ fn describe(snapshot: &mut SchemaSnapshot, table: &str, column: &str, meta: Colu
         .insert(column.into(), meta);
 }
 
-fn described(text: &str) -> ColumnMetadata {
+pub(super) fn described(text: &str) -> ColumnMetadata {
     ColumnMetadata {
         description: Some(text.into()),
         ..ColumnMetadata::default()
@@ -266,7 +271,7 @@ fn buying() -> SchemaSnapshot {
 
 /// Plans `question` over `snapshot`, validates the plan and renders SQLite SQL; returns the
 /// SQL or the error message.
-fn sql_over(snapshot: &SchemaSnapshot, question: &str) -> String {
+pub(super) fn sql_over(snapshot: &SchemaSnapshot, question: &str) -> String {
     let request = PlanRequest {
         question: question.to_owned(),
         sub_query: SubQuery {
@@ -301,7 +306,7 @@ fn sql_over(snapshot: &SchemaSnapshot, question: &str) -> String {
         .unwrap()
 }
 
-fn check(snapshot: &SchemaSnapshot, question: &str, expect: &str) {
+pub(super) fn check(snapshot: &SchemaSnapshot, question: &str, expect: &str) {
     assert_eq!(sql_over(snapshot, question), expect, "{question}");
 }
 

@@ -1,0 +1,234 @@
+//! More reading rules, over a synthetic bakery (ovens, crews, batches, breads, refunds,
+//! shops), named unlike every fixture: sums written as "add up", conditions on a group's
+//! total (HAVING), bounds written after their number ("500 units or fewer"), open date
+//! ranges ("2015 or later"), agent nouns that meet their verbs ("inspected" is
+//! `inspector`), phrasal verbs ("turned out"), "at least some", values listed in a
+//! description with lower-case words, and place names missing from the samples.
+
+use nl2sql_state::{SchemaContract, SchemaSnapshot};
+
+use super::rules::{check, describe, described};
+use super::{col, samples, table};
+
+/// A bakery: ovens in shops, crews at ovens, batches baked by crews, breads, refunds.
+fn bakery() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("bakery", "sqlite");
+    contract.add_table(table(
+        "shops",
+        vec![
+            col("id", "INTEGER", true),
+            col("name", "TEXT", false),
+            col("city", "TEXT", false),
+            col("country", "TEXT", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "ovens",
+        vec![
+            col("id", "INTEGER", true),
+            col("shop_id", "INTEGER", false),
+            col("name", "TEXT", false),
+            col("installed_on", "DATE", false),
+        ],
+        vec![("shop_id", "shops")],
+    ));
+    contract.add_table(table(
+        "crews",
+        vec![
+            col("id", "INTEGER", true),
+            col("oven_id", "INTEGER", false),
+            col("crew_label", "TEXT", false),
+            col("crew_size", "INTEGER", false),
+        ],
+        vec![("oven_id", "ovens")],
+    ));
+    contract.add_table(table(
+        "breads",
+        vec![
+            col("id", "INTEGER", true),
+            col("name", "TEXT", false),
+            col("plu", "TEXT", false),
+            col("is_active", "BOOLEAN", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "batches",
+        vec![
+            col("id", "INTEGER", true),
+            col("crew_id", "INTEGER", false),
+            col("bread_id", "INTEGER", false),
+            col("baked_on", "DATE", false),
+            col("baker", "TEXT", false),
+            col("inspector", "TEXT", false),
+            col("units_planned", "INTEGER", false),
+            col("units_produced", "INTEGER", false),
+            col("quantity_burnt", "INTEGER", false),
+        ],
+        vec![("crew_id", "crews"), ("bread_id", "breads")],
+    ));
+    contract.add_table(table(
+        "refunds",
+        vec![
+            col("id", "INTEGER", true),
+            col("batch_id", "INTEGER", false),
+            col("quantity", "INTEGER", false),
+            col("reason", "TEXT", false),
+        ],
+        vec![("batch_id", "batches")],
+    ));
+    let mut snapshot = SchemaSnapshot {
+        contract,
+        metadata: None,
+    };
+    describe(
+        &mut snapshot,
+        "crews",
+        "crew_label",
+        described("Early, Late or Night"),
+    );
+    describe(
+        &mut snapshot,
+        "crews",
+        "crew_size",
+        described("Cooks on the crew"),
+    );
+    describe(
+        &mut snapshot,
+        "refunds",
+        "reason",
+        described("Arrived stale, Mouldy, Wrong order or No longer wanted"),
+    );
+    describe(&mut snapshot, "batches", "baker", samples(&["Ann", "Bo"]));
+    describe(
+        &mut snapshot,
+        "batches",
+        "inspector",
+        samples(&["Cy", "Di"]),
+    );
+    let mut countries = samples(&["France", "Italy"]);
+    if let Some(stats) = countries.statistics.as_mut() {
+        stats.distinct_count = 12;
+    }
+    describe(&mut snapshot, "shops", "country", countries);
+    let mut cities = samples(&["Lyon", "Turin"]);
+    if let Some(stats) = cities.statistics.as_mut() {
+        stats.distinct_count = 30;
+    }
+    describe(&mut snapshot, "shops", "city", cities);
+    snapshot
+}
+
+#[test]
+fn add_up_is_a_sum() {
+    check(
+        &bakery(),
+        "Add up the quantity burnt of all batches.",
+        "SELECT SUM(b.quantity_burnt) AS total_quantity_burnt FROM batches AS b LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_comparison_on_a_groups_total_is_a_having() {
+    check(
+        &bakery(),
+        "Which bakers produced more than 1000 units in total?",
+        "SELECT b.baker AS baker, SUM(b.units_produced) AS total_units_produced FROM batches AS b GROUP BY b.baker HAVING SUM(b.units_produced) > 1000 ORDER BY b.baker LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_bound_written_before_its_operator_and_a_phrasal_verb() {
+    let b = bakery();
+    check(
+        &b,
+        "Which batches produced 500 units or fewer?",
+        "SELECT b.id AS id FROM batches AS b WHERE b.units_produced <= 500 LIMIT 10000",
+    );
+    check(
+        &b,
+        "How many batches turned out more than 580 units?",
+        "SELECT COUNT(*) AS batch_count FROM batches AS b WHERE b.units_produced > 580 LIMIT 10000",
+    );
+}
+
+#[test]
+fn open_date_ranges() {
+    let b = bakery();
+    let since = "SELECT o.name AS oven, o.installed_on AS installed_on FROM ovens AS o WHERE o.installed_on >= '2015-01-01' LIMIT 10000";
+    check(&b, "List the ovens installed in 2015 or later.", since);
+    check(&b, "List the ovens installed from 2015 onwards.", since);
+    check(
+        &b,
+        "List the ovens installed in 2015 or earlier.",
+        "SELECT o.name AS oven, o.installed_on AS installed_on FROM ovens AS o WHERE o.installed_on < '2016-01-01' LIMIT 10000",
+    );
+}
+
+#[test]
+fn an_agent_noun_meets_its_verb() {
+    check(
+        &bakery(),
+        "Who inspected batch 3?",
+        "SELECT DISTINCT b.inspector AS inspector FROM batches AS b WHERE b.id = 3 ORDER BY b.inspector LIMIT 10000",
+    );
+}
+
+#[test]
+fn at_least_some_is_above_zero() {
+    check(
+        &bakery(),
+        "How many batches had at least some quantity burnt?",
+        "SELECT COUNT(*) AS batch_count FROM batches AS b WHERE b.quantity_burnt > 0 LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_described_list_with_lower_case_words_lists_values() {
+    check(
+        &bakery(),
+        "How many units in total were refunded as Mouldy?",
+        "SELECT SUM(r.quantity) AS total_quantity FROM refunds AS r WHERE r.reason = 'Mouldy' LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_place_name_missing_from_the_samples_is_a_place_value() {
+    check(
+        &bakery(),
+        "How many of our shops are based in Japan?",
+        "SELECT COUNT(*) AS shop_count FROM shops AS s WHERE s.country = 'Japan' LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_number_column_described_by_the_counted_noun_is_that_amount() {
+    let b = bakery();
+    check(
+        &b,
+        "On average, how many cooks staff a Night crew?",
+        "SELECT AVG(c.crew_size) AS avg_crew_size FROM crews AS c WHERE c.crew_label = 'Night' LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_negated_boolean_lists_the_asked_column() {
+    let b = bakery();
+    check(
+        &b,
+        "Which breads are no longer active? Give me their PLUs.",
+        "SELECT b.name AS bread, b.plu AS plu FROM breads AS b WHERE b.is_active = false LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_name_completed_by_a_later_word_is_the_longer_name() {
+    // `refunds.quantity` is a whole name, but "burnt" a few words on completes
+    // `batches.quantity_burnt`.
+    check(
+        &bakery(),
+        "What is the total quantity of dough burnt?",
+        "SELECT SUM(b.quantity_burnt) AS total_quantity_burnt FROM batches AS b LIMIT 10000",
+    );
+}

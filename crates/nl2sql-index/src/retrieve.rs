@@ -58,8 +58,9 @@ pub struct DatasourceMetadata {
     pub examples: Vec<String>,
 }
 
-/// The datasource candidates for `question` (§5.2): datasource documents only, at most `k`
-/// (the resolver uses [`DATASOURCE_K`]), one per datasource, best first. `allowed`
+/// The datasource candidates for `question` (§5.2), at most `k` (the resolver uses
+/// [`DATASOURCE_K`]), one per datasource: those whose datasource document matches, best
+/// first, then those whose table or column documents match (their metadata left empty). `allowed`
 /// restricts the datasources (`None`: all; an empty list: none).
 pub fn retrieve_datasources(
     index: &dyn SchemaIndex,
@@ -92,6 +93,29 @@ pub fn retrieve_datasources(
             schema_version: chunk.schema_version,
             score,
         });
+    }
+    // A datasource whose own document shares no word with the question may still hold
+    // the tables it names ("returns" in a sales database described as orders and
+    // customers): rank the rest by their best table or column document, after those.
+    if out.len() < k {
+        let mut filter = SearchFilter::new().chunk_types(&[ChunkType::Table, ChunkType::Column]);
+        if let Some(ids) = allowed {
+            filter = filter.datasources(ids.iter().cloned());
+        }
+        for (chunk, score) in index.search(question, &filter, k.saturating_mul(16))? {
+            if out.len() == k {
+                break;
+            }
+            if !seen.insert(chunk.datasource_id.clone()) {
+                continue;
+            }
+            out.push(DatasourceCandidate {
+                metadata: DatasourceMetadata::default(),
+                datasource_id: chunk.datasource_id,
+                schema_version: chunk.schema_version,
+                score,
+            });
+        }
     }
     Ok(out)
 }
@@ -310,6 +334,7 @@ impl<'a> SchemaRetriever<'a> {
             };
             selection.insert(key.clone(), keep);
         }
+        add_connectors(contract, &mut selection);
         selection
     }
 
@@ -423,6 +448,88 @@ impl Recorded {
 }
 
 /// The primary-key and foreign-key columns of `table`.
+/// The longest chain of unselected tables [`add_connectors`] adds between two selected ones.
+const MAX_CONNECTORS: usize = 2;
+
+/// Adds to `selection` the tables (with their key columns) on the shortest foreign-key path
+/// between selected tables that no selected table connects, so that a plan can join what
+/// retrieval found ("units produced per production line" finds `production_runs` and
+/// `production_lines`, joined only through `machines`). Paths longer than
+/// [`MAX_CONNECTORS`] unselected tables are left out.
+fn add_connectors(contract: &SchemaContract, selection: &mut Selection) {
+    if selection.len() < 2 {
+        return;
+    }
+    // Undirected foreign-key adjacency over the contract's tables.
+    let mut adjacent: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for (key, table) in &contract.tables {
+        for fk in &table.foreign_keys {
+            let other = fk.referred_table.full_name();
+            if other != *key && contract.tables.contains_key(&other) {
+                adjacent
+                    .entry(key.as_str())
+                    .or_default()
+                    .insert(other.clone());
+                if let Some((k, _)) = contract.tables.get_key_value(&other) {
+                    adjacent.entry(k.as_str()).or_default().insert(key.clone());
+                }
+            }
+        }
+    }
+    let selected: Vec<String> = selection.keys().cloned().collect();
+    let mut added: BTreeSet<String> = BTreeSet::new();
+    for (i, from) in selected.iter().enumerate() {
+        for to in &selected[i + 1..] {
+            // Breadth-first from `from`; a path may pass through selected or added tables
+            // freely and through at most MAX_CONNECTORS others.
+            let mut previous: BTreeMap<String, String> = BTreeMap::new();
+            let mut queue = std::collections::VecDeque::from([from.clone()]);
+            let mut seen = BTreeSet::from([from.clone()]);
+            while let Some(at) = queue.pop_front() {
+                if at == *to {
+                    break;
+                }
+                for next in adjacent.get(at.as_str()).into_iter().flatten() {
+                    if seen.insert(next.clone()) {
+                        previous.insert(next.clone(), at.clone());
+                        queue.push_back(next.clone());
+                    }
+                }
+            }
+            let mut path = Vec::new();
+            let mut at = to.clone();
+            while let Some(p) = previous.get(&at) {
+                if *p != *from {
+                    path.push(p.clone());
+                }
+                at = p.clone();
+            }
+            if at != *from {
+                continue; // not connected at all
+            }
+            let outside: Vec<&String> = path
+                .iter()
+                .filter(|t| !selection.contains_key(*t) && !added.contains(*t))
+                .collect();
+            if outside.len() <= MAX_CONNECTORS {
+                added.extend(outside.into_iter().cloned());
+            }
+        }
+    }
+    for key in added {
+        if let Some(table) = contract.tables.get(&key) {
+            let keys = key_columns(table);
+            let keep = table
+                .columns
+                .keys()
+                .filter(|c| keys.contains(*c))
+                .cloned()
+                .collect();
+            selection.insert(key, keep);
+        }
+    }
+}
+
 fn key_columns(table: &TableContract) -> BTreeSet<String> {
     let mut keys: BTreeSet<String> = table
         .columns

@@ -360,6 +360,57 @@ async fn indexed_index() -> (SchemaStore, LexicalIndex) {
     (store, index)
 }
 
+#[tokio::test]
+async fn tables_that_only_connect_the_retrieved_ones_come_with_their_keys() {
+    let (store, index, _) = indexed().await;
+    let ctx = SchemaRetriever::new(&index, &store)
+        .retrieve(&SchemaRequest::new(
+            "manufacturing",
+            "downtime minutes per product category",
+        ))
+        .expect("retrieve");
+    let tables = tables_of(&ctx);
+    // maintenance_logs and production_runs both point at machines, which no stage found:
+    // it joins them.
+    for t in [
+        "main.maintenance_logs",
+        "main.production_runs",
+        "main.products",
+        "main.machines",
+    ] {
+        assert!(tables.contains(&t), "{t} missing from {tables:?}");
+    }
+    assert_eq!(
+        columns_of(&ctx, "main.machines"),
+        ["id", "factory_id"],
+        "a connector keeps its keys only"
+    );
+}
+
+#[tokio::test]
+async fn a_datasource_is_proposed_for_its_tables_when_its_document_does_not_match() {
+    let store = SchemaStore::in_memory();
+    let index = LexicalIndex::in_memory();
+    // No description and no examples: the datasource document says nothing of defects.
+    index_datasource(
+        &manufacturing(),
+        &store,
+        &index,
+        &DatasourceDocs::default(),
+        &mut |_| {},
+    )
+    .await
+    .expect("index");
+    let got = retrieve_datasources(&index, "Which defect types are most severe?", None, 5)
+        .expect("candidates");
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].datasource_id, "manufacturing");
+    assert!(got[0].metadata.description.is_empty());
+    // Nothing of the question anywhere: no candidate.
+    let none = retrieve_datasources(&index, "xyzzy plugh", None, 5).expect("candidates");
+    assert!(none.is_empty(), "{none:?}");
+}
+
 /// An adapter whose schema snapshot always fails.
 struct Unreachable {
     caps: CapabilitySet,

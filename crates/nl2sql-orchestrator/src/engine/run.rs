@@ -446,8 +446,14 @@ fn resolve(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Result<Resolved, 
                 unsupported.insert(c.datasource_id);
                 continue;
             }
-            let description =
-                (!c.metadata.description.is_empty()).then(|| c.metadata.description.clone());
+            let description = (!c.metadata.description.is_empty())
+                .then(|| c.metadata.description.clone())
+                .or_else(|| {
+                    registry
+                        .config(&c.datasource_id)
+                        .ok()
+                        .and_then(|cfg| cfg.description.clone())
+                });
             candidates.push((c.datasource_id, description, Some(c.schema_version)));
         }
         if candidates.is_empty() {

@@ -1,11 +1,14 @@
-//! `cargo xtask bench [filter]`: runs the criterion benches of nl2sql-bench and writes
+//! `cargo xtask bench [filter]`: runs the criterion benches of nl2sql-bench and merges
 //! their results, with the machine and the commit, into `docs/benchmarks.md`.
 //!
 //! Criterion leaves one `new/benchmark.json` (id, throughput) and `new/estimates.json`
 //! (times in nanoseconds) per benchmark under `<target dir>/criterion/`. Only the results
-//! this run wrote are reported; the text between the `bench:start` and `bench:end`
-//! markers is replaced, and the hand-written text around it is kept.
+//! this run wrote are read. The table between the `bench:start` and `bench:end` markers
+//! keeps the rows of benchmarks this run did not measure and replaces those it did; each
+//! row says when and at which commit it was measured. The hand-written text around the
+//! markers is kept.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -55,9 +58,25 @@ pub(crate) struct Machine {
     pub(crate) cpus: String,
     pub(crate) cpu_model: String,
     pub(crate) rustc: String,
+    /// The short commit of `HEAD`.
     pub(crate) commit: String,
+    /// Whether tracked files had uncommitted changes.
+    pub(crate) dirty: bool,
     pub(crate) date: String,
     pub(crate) command: String,
+}
+
+/// One row of the table: a benchmark's rendered cells and when it was measured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Row {
+    /// `group/function[/value]`.
+    pub(crate) id: String,
+    /// Time per iteration with its 95% CI, throughput, time per item.
+    pub(crate) time: String,
+    pub(crate) throughput: String,
+    pub(crate) per_item: String,
+    /// `YYYY-MM-DD, `commit``, with ` (uncommitted changes)` when the tree was dirty.
+    pub(crate) measured: String,
 }
 
 /// Runs the benches and rewrites the generated part of `docs/benchmarks.md`.
@@ -89,9 +108,12 @@ pub(crate) fn run(root: &Path, filter: Option<&str>) -> anyhow::Result<()> {
         command.push_str(&crate::cmd::shell_quote(filter));
     }
     let machine = Machine::detect(root, command);
-    let generated = render(&results, &machine);
     let path = root.join(BENCHMARKS_DOC);
     let doc = fs::read_to_string(&path).unwrap_or_else(|_| DEFAULT_INTRO.to_owned());
+    let earlier = generated_section(&doc).map(parse_rows).unwrap_or_default();
+    let measured = measured_text(&machine);
+    let fresh: Vec<Row> = results.iter().map(|r| row_of(r, &measured)).collect();
+    let generated = render(&merge(earlier, fresh), &machine);
     fs::write(&path, splice(&doc, &generated))
         .with_context(|| format!("cannot write {BENCHMARKS_DOC}"))?;
     println!("\n{generated}");
@@ -200,38 +222,142 @@ impl Machine {
             })
             .unwrap_or_else(|| "unknown CPU".to_owned());
         let rustc = read(Cmd::new("rustc", &["-V"])).unwrap_or_else(|| "rustc ?".to_owned());
-        let mut commit = read(Cmd::new("git", &["rev-parse", "--short=12", "HEAD"]))
+        let commit = read(Cmd::new("git", &["rev-parse", "--short=12", "HEAD"]))
             .unwrap_or_else(|| "unknown".to_owned());
         let dirty = read(Cmd::new(
             "git",
             &["status", "--porcelain", "--untracked-files=no"],
         ))
         .is_some_and(|s| !s.is_empty());
-        if dirty {
-            commit.push_str(" with uncommitted changes");
-        }
         let date = utc_date(SystemTime::now());
         Machine {
             cpus,
             cpu_model,
             rustc,
             commit,
+            dirty,
             date,
             command,
         }
     }
 }
 
+/// When a run measured: `YYYY-MM-DD, `commit``, marked when the tree was dirty.
+pub(crate) fn measured_text(machine: &Machine) -> String {
+    let dirty = if machine.dirty {
+        " (uncommitted changes)"
+    } else {
+        ""
+    };
+    format!("{}, `{}`{dirty}", machine.date, machine.commit)
+}
+
+/// The table row of `r`, measured at `measured`.
+pub(crate) fn row_of(r: &BenchResult, measured: &str) -> Row {
+    let (throughput, per_item) = match r.throughput {
+        Some(t) => {
+            let (n, rate) = throughput_text(t, r.time_ns, element_unit(&r.id));
+            let per_item = match t {
+                Throughput::Elements(_) => format_ns(r.time_ns / n),
+                _ => "–".to_owned(),
+            };
+            (rate, per_item)
+        }
+        None => ("–".to_owned(), "–".to_owned()),
+    };
+    Row {
+        id: r.id.clone(),
+        time: format!(
+            "{} ({} – {})",
+            format_ns(r.time_ns),
+            format_ns(r.lower_ns),
+            format_ns(r.upper_ns)
+        ),
+        throughput,
+        per_item,
+        measured: measured.to_owned(),
+    }
+}
+
+/// The rows of `earlier` that `fresh` does not measure again, and the `fresh` rows,
+/// sorted by id.
+pub(crate) fn merge(earlier: Vec<Row>, fresh: Vec<Row>) -> Vec<Row> {
+    let mut rows: BTreeMap<String, Row> = earlier.into_iter().map(|r| (r.id.clone(), r)).collect();
+    for row in fresh {
+        rows.insert(row.id.clone(), row);
+    }
+    rows.into_values().collect()
+}
+
+/// The text between the markers of `doc`, when it has both.
+pub(crate) fn generated_section(doc: &str) -> Option<&str> {
+    let start = doc.find(START)? + START.len();
+    let end = doc[start..].find(END)? + start;
+    Some(&doc[start..end])
+}
+
+/// The rows of a generated section. A table written before rows carried their own date
+/// (four columns) takes it from the section's `Measured on <date> … at commit `<commit>``
+/// line.
+pub(crate) fn parse_rows(section: &str) -> Vec<Row> {
+    let legacy = legacy_measured(section).unwrap_or_else(|| "earlier run".to_owned());
+    let mut rows = Vec::new();
+    for line in section.lines() {
+        let line = line.trim();
+        if !line.starts_with("| `") {
+            continue;
+        }
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let measured = match cells.len() {
+            4 => legacy.clone(),
+            5 => cells[4].to_owned(),
+            _ => continue,
+        };
+        rows.push(Row {
+            id: cells[0].trim_matches('`').to_owned(),
+            time: cells[1].to_owned(),
+            throughput: cells[2].to_owned(),
+            per_item: cells[3].to_owned(),
+            measured,
+        });
+    }
+    rows
+}
+
+/// `date, `commit`` from the machine line of a table without a "measured" column.
+fn legacy_measured(section: &str) -> Option<String> {
+    let line = section.lines().find(|l| l.starts_with("Measured on "))?;
+    let date = line
+        .strip_prefix("Measured on ")?
+        .split_whitespace()
+        .next()?;
+    let (_, after) = line.split_once("at commit `")?;
+    let (commit, _) = after.split_once('`')?;
+    let dirty = if commit.contains("uncommitted") {
+        " (uncommitted changes)"
+    } else {
+        ""
+    };
+    let commit = commit.split_whitespace().next()?;
+    Some(format!("{date}, `{commit}`{dirty}"))
+}
+
 /// The generated section (without the markers).
-pub(crate) fn render(results: &[BenchResult], machine: &Machine) -> String {
+pub(crate) fn render(rows: &[Row], machine: &Machine) -> String {
+    let dirty = if machine.dirty {
+        " with uncommitted changes"
+    } else {
+        ""
+    };
     let mut out = format!(
         "<!-- Written by `cargo xtask bench`: edit only outside the bench markers. -->\n\
          \n\
-         Measured on {date} by `{command}` at commit `{commit}`, {rustc}, on {cpus} CPUs ({model}).\n\
-         Each benchmark runs on one core.\n\
+         Last run on {date} by `{command}` at commit `{commit}`{dirty}, {rustc}, on {cpus} CPUs ({model}).\n\
+         Rows of benchmarks that run did not measure are kept from earlier runs: the last column says when and at which commit each was measured.\n\
+         Each benchmark runs on one core unless its description says otherwise.\n\
          \n\
-         | benchmark | time per iteration (95% CI) | throughput | time per item |\n\
-         |---|---|---|---|\n",
+         | benchmark | time per iteration (95% CI) | throughput | time per item | measured |\n\
+         |---|---|---|---|---|\n",
         date = machine.date,
         command = machine.command,
         commit = machine.commit,
@@ -239,26 +365,10 @@ pub(crate) fn render(results: &[BenchResult], machine: &Machine) -> String {
         cpus = machine.cpus,
         model = machine.cpu_model,
     );
-    for r in results {
-        let (throughput, per_item) = match r.throughput {
-            Some(t) => {
-                let (n, rate) = throughput_text(t, r.time_ns, element_unit(&r.id));
-                let per_item = match t {
-                    Throughput::Elements(_) => format_ns(r.time_ns / n),
-                    _ => "–".to_owned(),
-                };
-                (rate, per_item)
-            }
-            None => ("–".to_owned(), "–".to_owned()),
-        };
+    for r in rows {
         out.push_str(&format!(
-            "| `{}` | {} ({} – {}) | {} | {} |\n",
-            r.id,
-            format_ns(r.time_ns),
-            format_ns(r.lower_ns),
-            format_ns(r.upper_ns),
-            throughput,
-            per_item,
+            "| `{}` | {} | {} | {} | {} |\n",
+            r.id, r.time, r.throughput, r.per_item, r.measured,
         ));
     }
     out

@@ -1,5 +1,6 @@
 //! The datasource registry (spec: adapters.md §1): configured datasources by id, each with
-//! its adapter (connected lazily, once) and its circuit breaker.
+//! its adapter (connected lazily, once) and its circuit breaker. A library user may also
+//! register an adapter they built themselves ([`DatasourceRegistry::with_adapter`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,7 +10,9 @@ use nl2sql_adapter::{
     BreakerConfig, CircuitBreaker, DEFAULT_MAX_BYTES, DEFAULT_ROW_LIMIT,
     DEFAULT_STATEMENT_TIMEOUT_MS, DatasourceAdapter, Limits, ResultError, ResultErrorCode,
 };
-use nl2sql_state::{ConfigError, ConfigFile, DatasourceConfig, Engine, SecretSource};
+use nl2sql_state::{
+    ConfigError, ConfigFile, DatasourceConfig, Dialect, Engine, Secret, SecretSource,
+};
 use tokio::sync::OnceCell;
 
 /// One registered datasource.
@@ -65,7 +68,41 @@ impl DatasourceRegistry {
         Ok(registry)
     }
 
+    /// A registry with no datasource (add adapters with [`DatasourceRegistry::with_adapter`]).
+    pub fn empty() -> Self {
+        DatasourceRegistry {
+            base_dir: PathBuf::from("."),
+            entries: BTreeMap::new(),
+        }
+    }
+
+    /// The same registry with `adapter`, already built, registered under `adapter.id()`
+    /// (replacing a datasource of that id). Its configuration is derived from the adapter:
+    /// the engine from its engine type (else its dialect), its limits, and a placeholder
+    /// URL `<engine>://<id>` that holds no credential and is never connected to. It gets
+    /// its own circuit breaker, like a configured datasource.
+    #[must_use]
+    pub fn with_adapter(mut self, adapter: Arc<dyn DatasourceAdapter>) -> Self {
+        self.insert_adapter(adapter);
+        self
+    }
+
+    /// Registers `adapter`, already built, under `adapter.id()`; see
+    /// [`DatasourceRegistry::with_adapter`].
+    pub fn insert_adapter(&mut self, adapter: Arc<dyn DatasourceAdapter>) {
+        let config = config_of_adapter(adapter.as_ref());
+        self.insert_with(config, OnceCell::new_with(Some(adapter)));
+    }
+
     fn insert(&mut self, config: DatasourceConfig) {
+        self.insert_with(config, OnceCell::new());
+    }
+
+    fn insert_with(
+        &mut self,
+        config: DatasourceConfig,
+        adapter: OnceCell<Arc<dyn DatasourceAdapter>>,
+    ) {
         let breaker = Arc::new(CircuitBreaker::new(
             format!("db:{}", config.id),
             BreakerConfig::default(),
@@ -75,7 +112,7 @@ impl DatasourceRegistry {
             Entry {
                 config,
                 breaker,
-                adapter: OnceCell::new(),
+                adapter,
             },
         );
     }
@@ -125,6 +162,32 @@ impl DatasourceRegistry {
             })
             .await
             .cloned()
+    }
+}
+
+/// The configuration of a pre-built adapter: its id, engine and limits, and a placeholder
+/// URL (`<engine>://<id>`).
+fn config_of_adapter(adapter: &dyn DatasourceAdapter) -> DatasourceConfig {
+    let id = adapter.id().to_owned();
+    let engine = Engine::from_url(&format!("{}://", adapter.engine_type())).unwrap_or(
+        match adapter.dialect() {
+            Dialect::DuckDb => Engine::Duckdb,
+            Dialect::Postgres => Engine::Postgres,
+            Dialect::MySql => Engine::Mysql,
+            Dialect::Sqlite | Dialect::Generic => Engine::Sqlite,
+        },
+    );
+    let limits = adapter.limits();
+    DatasourceConfig {
+        url: Secret::new(format!("{engine}://{id}")),
+        id,
+        description: None,
+        engine,
+        password: None,
+        statement_timeout_ms: Some(limits.statement_timeout_ms),
+        row_limit: Some(limits.row_limit),
+        max_bytes: Some(limits.max_bytes),
+        tags: BTreeMap::new(),
     }
 }
 

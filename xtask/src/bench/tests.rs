@@ -35,23 +35,120 @@ fn criterion_json_is_read() {
     );
 }
 
-#[test]
-fn table_row_shows_time_rate_and_time_per_statement() {
-    let machine = Machine {
+fn machine() -> Machine {
+    Machine {
         cpus: "2".to_owned(),
         cpu_model: "Test CPU".to_owned(),
         rustc: "rustc 1.95.0".to_owned(),
         commit: "abc123".to_owned(),
+        dirty: false,
         date: "2026-01-02".to_owned(),
         command: "cargo xtask bench".to_owned(),
-    };
-    let text = render(&[sample_result()], &machine);
-    assert!(text.contains("Measured on 2026-01-02 by `cargo xtask bench` at commit `abc123`, rustc 1.95.0, on 2 CPUs (Test CPU)."));
+    }
+}
+
+#[test]
+fn table_row_shows_time_rate_time_per_statement_and_when() {
+    let machine = machine();
+    let row = row_of(&sample_result(), &measured_text(&machine));
+    let text = render(&[row], &machine);
+    assert!(text.contains("Last run on 2026-01-02 by `cargo xtask bench` at commit `abc123`, rustc 1.95.0, on 2 CPUs (Test CPU)."), "{text}");
     assert!(
         text.contains(
-            "| `guard/check` | 1.60 ms (1.58 ms – 1.62 ms) | 20,000 statements/s | 50.0 µs |"
+            "| `guard/check` | 1.60 ms (1.58 ms – 1.62 ms) | 20,000 statements/s | 50.0 µs | 2026-01-02, `abc123` |"
         ),
         "{text}"
+    );
+    let dirty = Machine {
+        dirty: true,
+        ..machine
+    };
+    assert_eq!(
+        measured_text(&dirty),
+        "2026-01-02, `abc123` (uncommitted changes)"
+    );
+    assert!(render(&[], &dirty).contains("at commit `abc123` with uncommitted changes, "));
+}
+
+#[test]
+fn rendered_rows_read_back() {
+    let machine = machine();
+    let rows = vec![row_of(&sample_result(), &measured_text(&machine))];
+    let doc = splice("# Benchmarks\n", &render(&rows, &machine));
+    assert_eq!(generated_section(&doc).map(parse_rows), Some(rows));
+}
+
+#[test]
+fn rows_of_a_table_without_a_measured_column_take_the_date_of_its_run() {
+    let section = "\nMeasured on 2026-11-23 by `cargo xtask bench` at commit `595e2cb4b800 with uncommitted changes`, rustc 1.95.0, on 2 CPUs (AMD EPYC).\n\
+        \n| benchmark | time per iteration (95% CI) | throughput | time per item |\n|---|---|---|---|\n\
+        | `dag/plan/1` | 56.4 µs (54.7 µs – 58.6 µs) | 17,717 sub-queries/s | 56.4 µs |\n";
+    assert_eq!(
+        parse_rows(section),
+        vec![Row {
+            id: "dag/plan/1".to_owned(),
+            time: "56.4 µs (54.7 µs – 58.6 µs)".to_owned(),
+            throughput: "17,717 sub-queries/s".to_owned(),
+            per_item: "56.4 µs".to_owned(),
+            measured: "2026-11-23, `595e2cb4b800` (uncommitted changes)".to_owned(),
+        }]
+    );
+}
+
+#[test]
+fn a_run_replaces_the_rows_it_measured_and_keeps_the_others() {
+    let row = |id: &str, time: &str, measured: &str| Row {
+        id: id.to_owned(),
+        time: time.to_owned(),
+        throughput: "–".to_owned(),
+        per_item: "–".to_owned(),
+        measured: measured.to_owned(),
+    };
+    let earlier = vec![
+        row("guard/check", "1 ms", "2026-01-01, `old`"),
+        row("planner/offline", "2 ms", "2026-01-01, `old`"),
+    ];
+    let fresh = vec![
+        row("planner/offline", "3 ms", "2026-01-02, `new`"),
+        row("orchestration/single_scan", "4 ms", "2026-01-02, `new`"),
+    ];
+    assert_eq!(
+        merge(earlier, fresh),
+        vec![
+            row("guard/check", "1 ms", "2026-01-01, `old`"),
+            row("orchestration/single_scan", "4 ms", "2026-01-02, `new`"),
+            row("planner/offline", "3 ms", "2026-01-02, `new`"),
+        ]
+    );
+    // Through the document: the earlier table is read back and merged.
+    let machine = machine();
+    let doc = splice(
+        "# Benchmarks\n",
+        &render(&[row("guard/check", "1 ms", "2026-01-01, `old`")], &machine),
+    );
+    let earlier = generated_section(&doc).map(parse_rows).unwrap_or_default();
+    let fresh = vec![row_of(&sample_result(), &measured_text(&machine))]
+        .into_iter()
+        .map(|r| Row {
+            id: "guard/parse_only".to_owned(),
+            ..r
+        })
+        .collect();
+    let text = render(&merge(earlier, fresh), &machine);
+    assert!(
+        text.contains(
+            "| `guard/check` | 1 ms | – | – | 2026-01-01, `old` |\n| `guard/parse_only` |"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_document_without_markers_has_no_generated_section() {
+    assert_eq!(generated_section("# Benchmarks\n"), None);
+    assert_eq!(
+        generated_section("<!-- bench:start -->\nx\n<!-- bench:end -->"),
+        Some("\nx\n")
     );
 }
 

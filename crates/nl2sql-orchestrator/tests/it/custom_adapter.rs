@@ -1,0 +1,190 @@
+//! A library user's own adapter, registered pre-built with
+//! `DatasourceRegistry::with_adapter`: the derived configuration (id, engine, limits,
+//! a placeholder URL), the adapter handed back as is (never connected again), its own
+//! circuit breaker, and a whole question answered through it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use nl2sql_adapter::{
+    AdapterRequest, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult, Limits,
+    QueryPlan, ResultError, ResultFrame,
+};
+use nl2sql_adapter_sqlite::SqliteAdapter;
+use nl2sql_orchestrator::{AskOptions, DatasourceRegistry, Engine};
+use nl2sql_planner::OfflinePlanner;
+use nl2sql_state::{Dialect, Engine as EngineKind, SchemaContract, SchemaSnapshot};
+use serde_json::json;
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
+}
+
+/// A fresh directory under the system temp dir (removed on drop).
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "nl2sql-orch-custom-{name}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The fixture through the SQLite adapter, counting the statements executed; the engine
+/// type and dialect it reports can be overridden.
+struct Counting {
+    inner: SqliteAdapter,
+    engine_type: &'static str,
+    dialect: Dialect,
+    executed: AtomicUsize,
+}
+
+impl Counting {
+    fn new(id: &str, limits: Limits) -> Counting {
+        Counting {
+            inner: SqliteAdapter::open(id, &fixture(), limits).expect("open the fixture"),
+            engine_type: "sqlite",
+            dialect: Dialect::Sqlite,
+            executed: AtomicUsize::new(0),
+        }
+    }
+}
+
+#[async_trait]
+impl DatasourceAdapter for Counting {
+    fn id(&self) -> &str {
+        self.inner.id()
+    }
+    fn engine_type(&self) -> &str {
+        self.engine_type
+    }
+    fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+    fn capabilities(&self) -> &CapabilitySet {
+        self.inner.capabilities()
+    }
+    fn limits(&self) -> Limits {
+        self.inner.limits()
+    }
+    async fn test_connection(&self) -> Result<(), ResultError> {
+        self.inner.test_connection().await
+    }
+    async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
+        self.inner.schema_snapshot().await
+    }
+    async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
+        self.inner.schema_contract().await
+    }
+    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {
+        self.inner.run_sql(sql, limits).await
+    }
+    async fn dry_run(&self, sql: &str) -> DryRunResult {
+        self.inner.dry_run(sql).await
+    }
+    async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError> {
+        self.inner.cost_estimate(sql).await
+    }
+    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
+        self.inner.explain(sql).await
+    }
+    fn details(&self) -> serde_json::Value {
+        self.inner.details()
+    }
+    async fn execute(&self, req: AdapterRequest) -> ResultFrame {
+        self.executed.fetch_add(1, Ordering::SeqCst);
+        self.inner.execute(req).await
+    }
+}
+
+fn limits() -> Limits {
+    Limits {
+        row_limit: 500,
+        statement_timeout_ms: 4_000,
+        max_bytes: 1 << 20,
+    }
+}
+
+#[tokio::test]
+async fn a_registered_adapter_gets_a_derived_configuration_and_is_handed_back() {
+    let adapter = Arc::new(Counting::new("plant", limits()));
+    let registry = DatasourceRegistry::empty()
+        .with_adapter(Arc::clone(&adapter) as Arc<dyn DatasourceAdapter>);
+    assert_eq!(registry.ids(), vec!["plant"]);
+    let config = registry.config("plant").expect("registered");
+    assert_eq!(config.id, "plant");
+    assert_eq!(config.engine, EngineKind::Sqlite);
+    assert_eq!(config.redacted_url(), "sqlite://plant");
+    assert_eq!(config.password, None);
+    assert_eq!(registry.limits("plant").expect("limits"), limits());
+    assert!(registry.breaker("plant").is_ok());
+
+    let got = registry.adapter("plant").await.expect("the adapter");
+    let given: Arc<dyn DatasourceAdapter> = adapter;
+    assert!(
+        Arc::ptr_eq(&got, &given),
+        "the registry must hand back the given adapter"
+    );
+}
+
+#[tokio::test]
+async fn the_engine_falls_back_on_the_dialect_and_a_registered_adapter_replaces_one_of_its_id() {
+    let url = format!(
+        "sqlite://{}",
+        fixture().canonicalize().expect("fixture").display()
+    );
+    let registry = DatasourceRegistry::ad_hoc(&url).expect("ad hoc");
+    assert_eq!(registry.ids(), vec!["manufacturing"]);
+    let mut custom = Counting::new("manufacturing", limits());
+    custom.engine_type = "custom-engine";
+    custom.dialect = Dialect::DuckDb;
+    let mut registry = registry;
+    registry.insert_adapter(Arc::new(custom));
+    assert_eq!(registry.ids(), vec!["manufacturing"]);
+    let config = registry.config("manufacturing").expect("registered");
+    assert_eq!(config.engine, EngineKind::Duckdb);
+    assert_eq!(config.redacted_url(), "duckdb://manufacturing");
+    assert_eq!(config.row_limit, Some(500));
+    let got = registry
+        .adapter("manufacturing")
+        .await
+        .expect("the adapter");
+    assert_eq!(got.engine_type(), "custom-engine");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_is_answered_through_a_registered_adapter() {
+    let dir = TempDir::new("ask");
+    let adapter = Arc::new(Counting::new("manufacturing", Limits::default()));
+    let registry = DatasourceRegistry::empty()
+        .with_adapter(Arc::clone(&adapter) as Arc<dyn DatasourceAdapter>);
+    let engine =
+        Engine::in_memory(registry, Arc::new(OfflinePlanner::new()), &dir.0).expect("engine");
+    let report = engine.index_all().await;
+    assert!(report.failed.is_empty(), "{:?}", report.failed);
+    assert_eq!(report.indexed.len(), 1);
+
+    let r = engine
+        .ask("How many factories do we have?", AskOptions::default())
+        .await;
+    assert!(r.success, "{:#?}", r.errors);
+    assert_eq!(r.rows, Some(vec![vec![json!(3)]]));
+    assert_eq!(r.subqueries.len(), 1);
+    assert_eq!(r.subqueries[0].datasource_id, "manufacturing");
+    assert_eq!(adapter.executed.load(Ordering::SeqCst), 1);
+}

@@ -42,7 +42,7 @@ impl SourceArgs {
     /// Loads the registry from `--db`, `--config` or `$NL2SQL_CONFIG`.
     pub(crate) fn load(&self) -> anyhow::Result<Source> {
         if let Some(url) = &self.db {
-            let registry = DatasourceRegistry::ad_hoc(url)?;
+            let registry = DatasourceRegistry::ad_hoc(url)?.with_default_limits(env_limits()?);
             return Ok(Source {
                 registry,
                 policy: None,
@@ -101,8 +101,17 @@ pub(crate) fn registry_of(
     base: &Path,
     path: &Path,
 ) -> anyhow::Result<DatasourceRegistry> {
-    DatasourceRegistry::from_config(file, base, &EnvSecrets)
-        .with_context(|| format!("invalid configuration file '{}'", path.display()))
+    Ok(DatasourceRegistry::from_config(file, base, &EnvSecrets)
+        .with_context(|| format!("invalid configuration file '{}'", path.display()))?
+        .with_default_limits(env_limits()?))
+}
+
+/// `DEFAULT_ROW_LIMIT`, `DEFAULT_MAX_BYTES` and `DEFAULT_STATEMENT_TIMEOUT_MS` from the
+/// environment: the limits of datasources that set none.
+fn env_limits() -> anyhow::Result<[Option<u64>; 3]> {
+    Ok(nl2sql_orchestrator::default_limits_from(|k| {
+        std::env::var(k).ok()
+    })?)
 }
 
 /// Reads and parses a policy file.

@@ -117,6 +117,21 @@ impl DatasourceRegistry {
         );
     }
 
+    /// The same registry with `defaults` (row limit, byte limit, statement timeout in ms,
+    /// as [`default_limits_from`] reads them) for every datasource that sets none of its
+    /// own. Adapters already connected keep the limits they were made with.
+    #[must_use]
+    pub fn with_default_limits(mut self, defaults: [Option<u64>; 3]) -> Self {
+        let [rows, bytes, timeout] = defaults;
+        for entry in self.entries.values_mut() {
+            let c = &mut entry.config;
+            c.row_limit = c.row_limit.or(rows);
+            c.max_bytes = c.max_bytes.or(bytes);
+            c.statement_timeout_ms = c.statement_timeout_ms.or(timeout);
+        }
+        self
+    }
+
     /// The datasource ids, sorted.
     pub fn ids(&self) -> Vec<&str> {
         self.entries.keys().map(String::as_str).collect()
@@ -192,6 +207,38 @@ fn config_of_adapter(adapter: &dyn DatasourceAdapter) -> DatasourceConfig {
 }
 
 /// The limits of `config`, defaults filled in.
+/// The environment variables that set the limits of datasources that set none
+/// (spec: config-and-security.md §2).
+pub const DEFAULT_LIMIT_VARS: [&str; 3] = [
+    "DEFAULT_ROW_LIMIT",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_STATEMENT_TIMEOUT_MS",
+];
+
+/// The default limits `lookup` sets (`DEFAULT_ROW_LIMIT`, `DEFAULT_MAX_BYTES`,
+/// `DEFAULT_STATEMENT_TIMEOUT_MS`), each `None` when unset. A value that is not a whole
+/// number above 0 is an error naming the variable.
+pub fn default_limits_from(
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<[Option<u64>; 3], ConfigError> {
+    let mut out = [None; 3];
+    for (slot, key) in out.iter_mut().zip(DEFAULT_LIMIT_VARS) {
+        if let Some(v) = lookup(key).filter(|v| !v.trim().is_empty()) {
+            match v.trim().parse::<u64>() {
+                Ok(n) if n > 0 => *slot = Some(n),
+                _ => {
+                    return Err(ConfigError::Invalid {
+                        key: key.to_owned(),
+                        message: format!("'{v}' is not a whole number > 0"),
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The effective limits of `config`: its own, else the built-in defaults.
 pub fn limits_of(config: &DatasourceConfig) -> Limits {
     Limits {
         row_limit: config.row_limit.unwrap_or(DEFAULT_ROW_LIMIT),

@@ -20,7 +20,9 @@ mod planners;
 
 pub use adapters::{AdapterInfo, compiled_adapters};
 pub use config::{artifact_store, load_docs};
-pub use datasources::{DatasourceRegistry, connect, effective_url, limits_of};
+pub use datasources::{
+    DEFAULT_LIMIT_VARS, DatasourceRegistry, connect, default_limits_from, effective_url, limits_of,
+};
 pub use engine::{
     AskOptions, AttemptReport, ENGINE_ENV_VARS, Engine, EngineOptions, ErrorReport, RunLogEntry,
     RunResult, SubQueryReport, TerminalTable, read_run_log, recorded_question, run_log_path,

@@ -188,3 +188,49 @@ async fn a_question_is_answered_through_a_registered_adapter() {
     assert_eq!(r.subqueries[0].datasource_id, "manufacturing");
     assert_eq!(adapter.executed.load(Ordering::SeqCst), 1);
 }
+
+#[test]
+fn default_limits_fill_only_what_a_datasource_leaves_unset() {
+    use nl2sql_orchestrator::default_limits_from;
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |k: &str| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == k)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    };
+    let defaults = default_limits_from(env(&[
+        ("DEFAULT_ROW_LIMIT", "25"),
+        ("DEFAULT_STATEMENT_TIMEOUT_MS", "1500"),
+    ]))
+    .unwrap();
+    assert_eq!(defaults, [Some(25), None, Some(1500)]);
+    let config = nl2sql_state::ConfigFile::from_toml_str(
+        "version = 1\n[[datasources]]\nid = \"a\"\nurl = \"sqlite://a.db\"\nrow_limit = 7\n\n[[datasources]]\nid = \"b\"\nurl = \"sqlite://b.db\"\n",
+    )
+    .unwrap();
+    let registry =
+        DatasourceRegistry::from_config(&config, Path::new("."), &nl2sql_state::EnvSecrets)
+            .unwrap()
+            .with_default_limits(defaults);
+    let a = registry.limits("a").unwrap();
+    let b = registry.limits("b").unwrap();
+    assert_eq!(
+        (a.row_limit, a.statement_timeout_ms),
+        (7, 1500),
+        "its own row limit wins"
+    );
+    assert_eq!((b.row_limit, b.statement_timeout_ms), (25, 1500));
+    assert_eq!(
+        b.max_bytes,
+        nl2sql_adapter::DEFAULT_MAX_BYTES,
+        "unset: built in"
+    );
+    for bad in ["0", "-3", "lots"] {
+        let pairs: &'static [(&'static str, &'static str)] =
+            Box::leak(vec![("DEFAULT_MAX_BYTES", bad)].into_boxed_slice());
+        let err = default_limits_from(env(pairs)).unwrap_err();
+        assert!(err.to_string().starts_with("DEFAULT_MAX_BYTES"), "{err}");
+    }
+}

@@ -297,7 +297,7 @@ pub(crate) fn generated_section(doc: &str) -> Option<&str> {
 }
 
 /// The rows of a generated section. A table written before rows carried their own date
-/// (four columns) takes it from the section's `Measured on <date> … at commit `<commit>``
+/// (four columns) takes it from the section's `Measured on DATE … at commit `COMMIT``
 /// line.
 pub(crate) fn parse_rows(section: &str) -> Vec<Row> {
     let legacy = legacy_measured(section).unwrap_or_else(|| "earlier run".to_owned());

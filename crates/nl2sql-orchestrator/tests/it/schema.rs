@@ -455,3 +455,37 @@ fn settings_come_from_the_file_then_the_environment() {
         assert!(err.to_string().starts_with(key), "{err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_explicit_datasource_is_used_and_an_unknown_one_is_named() {
+    let dir = TempDir::new("override");
+    let (_, registry) = plant(&dir.0);
+    let engine = Engine::open(
+        registry,
+        Arc::new(OfflinePlanner::new()),
+        &dir.0.join("data"),
+    )
+    .unwrap()
+    .with_options(options(MismatchPolicy::Warn));
+    engine.index_all().await;
+    // No word of this question is in the datasource's documents; the override needs none.
+    let pick = |id: &str| AskOptions {
+        datasource: Some(id.to_owned()),
+        ..AskOptions::default()
+    };
+    let r = engine.ask(QUESTION, pick("plant")).await;
+    assert!(r.success, "{:#?}", r.errors);
+    assert_eq!(r.subqueries[0].datasource_id, "plant");
+    assert!(
+        !r.warnings
+            .iter()
+            .any(|w| w.contains("every indexed datasource")),
+        "{:?}",
+        r.warnings
+    );
+    let r = engine.ask(QUESTION, pick("nope")).await;
+    assert_eq!(r.errors.len(), 1, "{:#?}", r.errors);
+    assert_eq!(r.errors[0].code, ErrorCode::InvalidState);
+    assert_eq!(r.errors[0].message, "Datasource not found: nope");
+    assert!(r.subqueries.is_empty());
+}

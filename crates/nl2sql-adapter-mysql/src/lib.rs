@@ -28,8 +28,8 @@ use mysql_async::prelude::Queryable as _;
 use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
 use nl2sql_adapter::{
     Capability, CapabilitySet, CostEstimate, DEFAULT_CONNECT_TIMEOUT_MS, DatasourceAdapter,
-    DryRunResult, Limits, PlanFormat, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
-    ResultFrame,
+    DryRunResult, Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
+    ResultFrame, json_plan,
 };
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 
@@ -537,44 +537,15 @@ impl DatasourceAdapter for MySqlAdapter {
     }
 
     async fn dry_run(&self, sql: &str) -> DryRunResult {
-        match self.plan_of(sql).await {
-            Ok(plan) => DryRunResult {
-                is_valid: true,
-                error_message: None,
-                data: Some(serde_json::json!({ "plan": plan })),
-                error: None,
-            },
-            Err(e) => DryRunResult {
-                is_valid: false,
-                error_message: Some(e.safe_message.clone()),
-                data: None,
-                error: Some(e.at("dry_run", &self.id)),
-            },
-        }
+        json_plan::dry_run_of(&self.id, self.plan_of(sql).await)
     }
 
     async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError> {
-        let plan = self
-            .plan_of(sql)
-            .await
-            .map_err(|e| e.at("cost_estimate", &self.id))?;
-        let (estimated_cost, estimated_rows) = estimates(&plan);
-        Ok(CostEstimate {
-            estimated_cost,
-            estimated_rows,
-            estimated_time_ms: None,
-        })
+        json_plan::cost_of(&self.id, self.plan_of(sql).await, estimates)
     }
 
     async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
-        let plan = self
-            .plan_of(sql)
-            .await
-            .map_err(|e| e.at("explain", &self.id))?;
-        Ok(QueryPlan {
-            plan_text: serde_json::to_string_pretty(&plan).unwrap_or_default(),
-            format: PlanFormat::Json,
-        })
+        json_plan::explain_of(&self.id, self.plan_of(sql).await)
     }
 
     fn details(&self) -> serde_json::Value {

@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use nl2sql_adapter::{
     Capability, CapabilitySet, CostEstimate, DEFAULT_CONNECT_TIMEOUT_MS, DatasourceAdapter,
-    DryRunResult, Limits, PlanFormat, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
-    ResultFrame,
+    DryRunResult, Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
+    ResultFrame, json_plan,
 };
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -505,6 +505,18 @@ async fn explain_json(
 }
 
 /// The top plan node of `EXPLAIN (FORMAT JSON)`.
+/// The top plan node's total cost and row estimate.
+fn estimates(plan: &serde_json::Value) -> (Option<f64>, Option<u64>) {
+    let top = top_plan(plan);
+    (
+        top.and_then(|p| p.get("Total Cost"))
+            .and_then(serde_json::Value::as_f64),
+        top.and_then(|p| p.get("Plan Rows"))
+            .and_then(serde_json::Value::as_f64)
+            .map(|r| r.max(0.0).round() as u64),
+    )
+}
+
 fn top_plan(explain: &serde_json::Value) -> Option<&serde_json::Value> {
     explain.get(0)?.get("Plan")
 }
@@ -600,50 +612,15 @@ impl DatasourceAdapter for PostgresAdapter {
     }
 
     async fn dry_run(&self, sql: &str) -> DryRunResult {
-        let out = self.plan_of(sql).await;
-        match out {
-            Ok(plan) => DryRunResult {
-                is_valid: true,
-                error_message: None,
-                data: Some(serde_json::json!({ "plan": plan })),
-                error: None,
-            },
-            Err(e) => DryRunResult {
-                is_valid: false,
-                error_message: Some(e.safe_message.clone()),
-                data: None,
-                error: Some(e.at("dry_run", &self.id)),
-            },
-        }
+        json_plan::dry_run_of(&self.id, self.plan_of(sql).await)
     }
 
     async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError> {
-        let plan = self
-            .plan_of(sql)
-            .await
-            .map_err(|e| e.at("cost_estimate", &self.id))?;
-        let top = top_plan(&plan);
-        Ok(CostEstimate {
-            estimated_cost: top
-                .and_then(|p| p.get("Total Cost"))
-                .and_then(serde_json::Value::as_f64),
-            estimated_rows: top
-                .and_then(|p| p.get("Plan Rows"))
-                .and_then(serde_json::Value::as_f64)
-                .map(|r| r.max(0.0).round() as u64),
-            estimated_time_ms: None,
-        })
+        json_plan::cost_of(&self.id, self.plan_of(sql).await, estimates)
     }
 
     async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
-        let plan = self
-            .plan_of(sql)
-            .await
-            .map_err(|e| e.at("explain", &self.id))?;
-        Ok(QueryPlan {
-            plan_text: serde_json::to_string_pretty(&plan).unwrap_or_default(),
-            format: PlanFormat::Json,
-        })
+        json_plan::explain_of(&self.id, self.plan_of(sql).await)
     }
 
     fn details(&self) -> serde_json::Value {

@@ -17,6 +17,7 @@ pub mod conformance;
 pub mod dataset;
 pub mod fixture;
 pub mod introspect;
+pub mod json_plan;
 mod physical;
 mod spi;
 mod types;

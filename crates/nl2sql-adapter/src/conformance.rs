@@ -403,3 +403,48 @@ pub async fn sandbox_refuses_side_effects(adapter: &dyn DatasourceAdapter, fx: &
     }
     ensure(failures.is_empty(), || failures.join("\n"))
 }
+
+/// Every check above, in order, on one adapter and its fixture: the whole suite an
+/// adapter crate runs. The first failure is returned, prefixed with its check's name.
+pub async fn run_all(adapter: &dyn DatasourceAdapter, fx: &Fixture) -> Check {
+    let named = |name: &'static str| move |e: String| format!("{name}: {e}");
+    connection_succeeds(adapter)
+        .await
+        .map_err(named("connection_succeeds"))?;
+    snapshot_describes_fixture(adapter, fx)
+        .await
+        .map_err(named("snapshot_describes_fixture"))?;
+    snapshot_has_column_statistics(adapter, fx)
+        .await
+        .map_err(named("snapshot_has_column_statistics"))?;
+    contract_matches_snapshot(adapter, fx)
+        .await
+        .map_err(named("contract_matches_snapshot"))?;
+    query_returns_typed_values(adapter)
+        .await
+        .map_err(named("query_returns_typed_values"))?;
+    row_limit_truncates(adapter)
+        .await
+        .map_err(named("row_limit_truncates"))?;
+    max_bytes_truncates(adapter)
+        .await
+        .map_err(named("max_bytes_truncates"))?;
+    bad_sql_fails_as_frame(adapter)
+        .await
+        .map_err(named("bad_sql_fails_as_frame"))?;
+    invalid_requests_are_refused(adapter)
+        .await
+        .map_err(named("invalid_requests_are_refused"))?;
+    dry_run_checks_without_executing(adapter)
+        .await
+        .map_err(named("dry_run_checks_without_executing"))?;
+    cost_estimate_matches_capability(adapter)
+        .await
+        .map_err(named("cost_estimate_matches_capability"))?;
+    statement_timeout_cancels(adapter, fx)
+        .await
+        .map_err(named("statement_timeout_cancels"))?;
+    sandbox_refuses_side_effects(adapter, fx)
+        .await
+        .map_err(named("sandbox_refuses_side_effects"))
+}

@@ -77,33 +77,7 @@ async fn conformance_suite() {
     let path = fixture_db("conformance");
     let a = adapter(&path);
     let fx = fixture(path.parent().unwrap());
-    conformance::connection_succeeds(&a).await.unwrap();
-    conformance::snapshot_describes_fixture(&a, &fx)
-        .await
-        .unwrap();
-    conformance::snapshot_has_column_statistics(&a, &fx)
-        .await
-        .unwrap();
-    conformance::contract_matches_snapshot(&a, &fx)
-        .await
-        .unwrap();
-    conformance::query_returns_typed_values(&a).await.unwrap();
-    conformance::row_limit_truncates(&a).await.unwrap();
-    conformance::max_bytes_truncates(&a).await.unwrap();
-    conformance::bad_sql_fails_as_frame(&a).await.unwrap();
-    conformance::invalid_requests_are_refused(&a).await.unwrap();
-    conformance::dry_run_checks_without_executing(&a)
-        .await
-        .unwrap();
-    conformance::cost_estimate_matches_capability(&a)
-        .await
-        .unwrap();
-    conformance::statement_timeout_cancels(&a, &fx)
-        .await
-        .unwrap();
-    conformance::sandbox_refuses_side_effects(&a, &fx)
-        .await
-        .unwrap();
+    conformance::run_all(&a, &fx).await.unwrap();
 }
 
 fn sha256(path: &Path) -> String {

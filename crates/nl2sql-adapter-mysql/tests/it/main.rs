@@ -159,33 +159,7 @@ async fn conformance_suite_as_a_select_only_account() {
     let Some(server) = server().await else { return };
     let a = reader(&server).await;
     let fx = fixture();
-    conformance::connection_succeeds(&a).await.unwrap();
-    conformance::snapshot_describes_fixture(&a, &fx)
-        .await
-        .unwrap();
-    conformance::snapshot_has_column_statistics(&a, &fx)
-        .await
-        .unwrap();
-    conformance::contract_matches_snapshot(&a, &fx)
-        .await
-        .unwrap();
-    conformance::query_returns_typed_values(&a).await.unwrap();
-    conformance::row_limit_truncates(&a).await.unwrap();
-    conformance::max_bytes_truncates(&a).await.unwrap();
-    conformance::bad_sql_fails_as_frame(&a).await.unwrap();
-    conformance::invalid_requests_are_refused(&a).await.unwrap();
-    conformance::dry_run_checks_without_executing(&a)
-        .await
-        .unwrap();
-    conformance::cost_estimate_matches_capability(&a)
-        .await
-        .unwrap();
-    conformance::statement_timeout_cancels(&a, &fx)
-        .await
-        .unwrap();
-    conformance::sandbox_refuses_side_effects(&a, &fx)
-        .await
-        .unwrap();
+    conformance::run_all(&a, &fx).await.unwrap();
     assert_eq!(a.details()["privileged"], false);
     // Without the FILE privilege the server reads no file.
     let f = a

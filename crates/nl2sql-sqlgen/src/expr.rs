@@ -1,13 +1,13 @@
 //! Expressions, precedence parentheses and the dialect function map
 //! (spec: sql-generation.md §4, §4.2).
 
-use nl2sql_plan::{Expr, ExprKind, LiteralValue, Op};
+use nl2sql_plan::{AGGREGATE_FUNCTIONS, Expr, ExprKind, LiteralValue, Op};
 use nl2sql_state::{Dialect, PipelineError};
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
-    BinaryOperator, CaseWhen, CastKind, DataType, DateTimeField, ExactNumberInfo, Expr as Sql,
-    ExtractSyntax, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments,
-    Ident, ObjectName, UnaryOperator, Value,
+    BinaryOperator, CaseWhen, CastKind, DataType, DateTimeField, DuplicateTreatment,
+    ExactNumberInfo, Expr as Sql, ExtractSyntax, Function, FunctionArg, FunctionArgExpr,
+    FunctionArgumentList, FunctionArguments, Ident, ObjectName, UnaryOperator, Value,
 };
 
 use crate::gen_error;
@@ -346,6 +346,34 @@ fn call_args(name: &str, args: Vec<FunctionArg>) -> Sql {
     })
 }
 
+/// `NAME(DISTINCT arg)`: an aggregate of the distinct values of one argument, spelled the
+/// same in every dialect.
+fn distinct_aggregate(e: &Expr, name: &str, dialect: Dialect) -> Result<Sql, PipelineError> {
+    if !AGGREGATE_FUNCTIONS.contains(&name) {
+        return Err(gen_error(format!(
+            "DISTINCT applies only to an aggregate, not to {name}"
+        )));
+    }
+    let [arg] = e.args.as_slice() else {
+        return Err(gen_error(format!(
+            "{name}(DISTINCT …) takes exactly one argument, got {}",
+            e.args.len()
+        )));
+    };
+    if arg.kind == ExprKind::Column && arg.column_name.as_deref() == Some("*") {
+        return Err(gen_error(format!("{name}(DISTINCT *) is not valid SQL")));
+    }
+    let mut call = call(name, vec![render_expr(arg, dialect)?]);
+    if let Sql::Function(Function {
+        args: FunctionArguments::List(list),
+        ..
+    }) = &mut call
+    {
+        list.duplicate_treatment = Some(DuplicateTreatment::Distinct);
+    }
+    Ok(call)
+}
+
 fn cast(e: Sql, data_type: DataType) -> Sql {
     Sql::Cast {
         kind: CastKind::Cast,
@@ -394,6 +422,9 @@ fn function(e: &Expr, dialect: Dialect) -> Result<Sql, PipelineError> {
         .as_deref()
         .ok_or_else(|| missing("func without func_name"))?;
     let name = raw.trim().to_ascii_uppercase();
+    if e.distinct {
+        return distinct_aggregate(e, &name, dialect);
+    }
     if name == "COUNT"
         && e.args.len() == 1
         && e.args[0].kind == ExprKind::Column

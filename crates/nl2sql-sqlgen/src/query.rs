@@ -28,6 +28,18 @@ pub(crate) fn build_query(
     if plan.select_items.is_empty() {
         return Err(gen_error("Plan has no select items"));
     }
+    // Every other table enters through a join (rule J6); one that none introduces is an
+    // error rather than a table silently left out of the statement.
+    if let Some(stray) = tables
+        .iter()
+        .skip(1)
+        .find(|t| !plan.joins.iter().any(|j| j.right_alias == t.alias))
+    {
+        return Err(gen_error(format!(
+            "Table {} (alias '{}') is not introduced by any join",
+            stray.name, stray.alias
+        )));
+    }
     let mut joins = Vec::with_capacity(plan.joins.len());
     let mut join_specs: Vec<_> = plan.joins.iter().collect();
     join_specs.sort_by_key(|j| j.ordinal);

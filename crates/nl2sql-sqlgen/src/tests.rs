@@ -258,6 +258,57 @@ fn count_star_and_dialect_functions_are_mapped() {
 }
 
 #[test]
+fn distinct_aggregates_render_the_same_in_every_dialect() {
+    for dialect in [
+        Dialect::Sqlite,
+        Dialect::DuckDb,
+        Dialect::Postgres,
+        Dialect::MySql,
+        Dialect::Generic,
+    ] {
+        check(
+            dialect,
+            Expr::distinct_aggregate("count", col("t", "kind")),
+            "COUNT(DISTINCT t.kind)",
+        );
+        check(
+            dialect,
+            Expr::distinct_aggregate("SUM", Expr::binary(Op::Multiply, col("t", "a"), int(2))),
+            "SUM(DISTINCT t.a * 2)",
+        );
+    }
+    // A dialect function inside keeps its dialect spelling.
+    check(
+        Dialect::Sqlite,
+        Expr::distinct_aggregate("COUNT", Expr::func("YEAR", vec![col("t", "d")])),
+        "COUNT(DISTINCT CAST(STRFTIME('%Y', t.d) AS INTEGER))",
+    );
+}
+
+#[test]
+fn distinct_outside_an_aggregate_of_one_column_is_a_generation_error() {
+    let fail = |e: Expr| {
+        SqlGenerator::new(Dialect::Sqlite)
+            .generate(&plan_with(e))
+            .unwrap_err()
+    };
+    let mut lower = Expr::func("LOWER", vec![col("t", "a")]);
+    lower.distinct = true;
+    let err = fail(lower);
+    assert_eq!(err.code, ErrorCode::SqlGenFailed);
+    assert!(
+        err.message.contains("only to an aggregate"),
+        "{}",
+        err.message
+    );
+    let err = fail(Expr::distinct_aggregate("COUNT", Expr::column(None, "*")));
+    assert!(err.message.contains("COUNT(DISTINCT *)"), "{}", err.message);
+    let mut two = Expr::distinct_aggregate("COUNT", col("t", "a"));
+    two.args.push(col("t", "b"));
+    assert!(fail(two).message.contains("exactly one argument"));
+}
+
+#[test]
 fn unsupported_constructs_fail_with_sql_gen_failed() {
     let strf = Expr::func("STRFTIME", vec![text("%Y"), col("t", "d")]);
     let err = SqlGenerator::new(Dialect::Postgres)
@@ -353,4 +404,148 @@ fn names_follow_the_schema_spelling_when_a_schema_is_given() {
         plain,
         r#"SELECT o."TOTAL", "ID" AS "Key" FROM orders AS o LIMIT 10000"#
     );
+}
+
+/// `sales.orders AS o` joined with `Warehouse.CRM.customers AS c` (catalog, schema) and
+/// `crm.regions AS r` (schema only).
+fn qualified_join_plan() -> PlanModel {
+    use nl2sql_plan::{JoinSpec, JoinType};
+    let table =
+        |name: &str, schema: Option<&str>, database: Option<&str>, alias: &str, ordinal| TableRef {
+            name: name.into(),
+            schema_name: schema.map(Into::into),
+            database: database.map(Into::into),
+            alias: alias.into(),
+            ordinal,
+        };
+    let join = |left: &str, right: &str, on: (&str, &str), join_type, ordinal| JoinSpec {
+        left_alias: left.into(),
+        right_alias: right.into(),
+        join_type,
+        condition: Expr::binary(Op::Eq, col(left, on.0), col(right, on.1)),
+        ordinal,
+    };
+    PlanModel {
+        tables: vec![
+            table("orders", Some("sales"), None, "o", 0),
+            table("customers", Some("CRM"), Some("Warehouse"), "c", 1),
+            table("regions", Some("crm"), None, "r", 2),
+        ],
+        joins: vec![
+            join("o", "c", ("customer_id", "id"), JoinType::Inner, 0),
+            join("c", "r", ("region_id", "id"), JoinType::Left, 1),
+        ],
+        select_items: vec![
+            SelectItem {
+                expr: col("c", "name"),
+                alias: None,
+                ordinal: 0,
+            },
+            SelectItem {
+                expr: col("r", "name"),
+                alias: Some("region".into()),
+                ordinal: 1,
+            },
+        ],
+        ..PlanModel::default()
+    }
+}
+
+#[test]
+fn joined_tables_keep_their_schema_and_catalog_in_every_dialect() {
+    let plan = qualified_join_plan();
+    let cases = [
+        (
+            Dialect::Postgres,
+            r#"SELECT c.name, r.name AS region FROM sales.orders AS o INNER JOIN "Warehouse"."CRM".customers AS c ON o.customer_id = c.id LEFT JOIN crm.regions AS r ON c.region_id = r.id LIMIT 10000"#,
+        ),
+        (
+            Dialect::DuckDb,
+            r#"SELECT c.name, r.name AS region FROM sales.orders AS o INNER JOIN "Warehouse"."CRM".customers AS c ON o.customer_id = c.id LEFT JOIN crm.regions AS r ON c.region_id = r.id LIMIT 10000"#,
+        ),
+        (
+            Dialect::Generic,
+            r#"SELECT c.name, r.name AS region FROM sales.orders AS o INNER JOIN "Warehouse"."CRM".customers AS c ON o.customer_id = c.id LEFT JOIN crm.regions AS r ON c.region_id = r.id LIMIT 10000"#,
+        ),
+        (
+            Dialect::Sqlite,
+            "SELECT c.name, r.name AS region FROM sales.orders AS o INNER JOIN Warehouse.CRM.customers AS c ON o.customer_id = c.id LEFT JOIN crm.regions AS r ON c.region_id = r.id LIMIT 10000",
+        ),
+        (
+            Dialect::MySql,
+            "SELECT c.name, r.name AS region FROM sales.orders AS o INNER JOIN Warehouse.CRM.customers AS c ON o.customer_id = c.id LEFT JOIN crm.regions AS r ON c.region_id = r.id LIMIT 10000",
+        ),
+    ];
+    for (dialect, expected) in cases {
+        let sql = SqlGenerator::new(dialect).generate(&plan).unwrap();
+        assert_eq!(sql, expected, "{dialect:?}");
+        // Every table appears once, qualified as the plan says.
+        for t in &plan.tables {
+            let alias = format!(" AS {} ", t.alias);
+            assert_eq!(sql.matches(alias.as_str()).count(), 1, "{dialect:?}: {sql}");
+        }
+    }
+    // A quoted qualifier follows the dialect's quote character.
+    let mut plan = qualified_join_plan();
+    plan.tables[1].schema_name = Some("crm data".into());
+    let sql = SqlGenerator::new(Dialect::MySql).generate(&plan).unwrap();
+    assert!(
+        sql.contains("INNER JOIN Warehouse.`crm data`.customers AS c ON"),
+        "{sql}"
+    );
+    let sql = SqlGenerator::new(Dialect::Sqlite).generate(&plan).unwrap();
+    assert!(
+        sql.contains(r#"INNER JOIN Warehouse."crm data".customers AS c ON"#),
+        "{sql}"
+    );
+}
+
+#[test]
+fn joined_tables_keep_their_qualifier_with_the_schema_spelling() {
+    use nl2sql_state::{ColumnContract, TableContract};
+    let mut contract = SchemaContract::new("ds", "postgres");
+    for (schema, name) in [
+        ("Sales", "Orders"),
+        ("CRM", "Customers"),
+        ("crm", "regions"),
+    ] {
+        let mut table = TableContract::default();
+        table.table.schema_name = schema.into();
+        table.table.table_name = name.into();
+        for column in ["id", "customer_id", "region_id", "name"] {
+            table.columns.insert(
+                column.into(),
+                ColumnContract {
+                    name: column.into(),
+                    data_type: "INTEGER".into(),
+                    is_nullable: true,
+                    is_primary_key: column == "id",
+                },
+            );
+        }
+        contract.add_table(table);
+    }
+    let mut plan = qualified_join_plan();
+    plan.tables[0].schema_name = Some("sales".into());
+    plan.tables[1].schema_name = Some("crm".into());
+    plan.tables[1].database = None;
+    let sql = SqlGenerator::new(Dialect::Postgres)
+        .with_schema(&contract)
+        .generate(&plan)
+        .unwrap();
+    assert_eq!(
+        sql,
+        r#"SELECT c.name, r.name AS region FROM "Sales"."Orders" AS o INNER JOIN "CRM"."Customers" AS c ON o.customer_id = c.id LEFT JOIN crm.regions AS r ON c.region_id = r.id LIMIT 10000"#
+    );
+}
+
+#[test]
+fn a_table_no_join_introduces_is_a_generation_error_not_dropped() {
+    let mut plan = qualified_join_plan();
+    plan.joins.truncate(1);
+    let err = SqlGenerator::new(Dialect::Postgres)
+        .generate(&plan)
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::SqlGenFailed);
+    assert!(err.message.contains("'r'"), "{}", err.message);
 }

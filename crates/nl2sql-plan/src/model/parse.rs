@@ -171,7 +171,7 @@ fn check_expr(path: &str, e: &Expr, depth: usize) -> Result<(), PlanParseError> 
     }
     let k = e.kind;
     // Foreign fields, in JSON key order of the spec table.
-    let present: [(&str, bool, &[K]); 13] = [
+    let present: [(&str, bool, &[K]); 14] = [
         ("value", e.value.is_some(), &[K::Literal]),
         ("is_null", e.is_null, &[K::Literal]),
         ("alias", e.alias.is_some(), &[K::Column]),
@@ -179,6 +179,7 @@ fn check_expr(path: &str, e: &Expr, depth: usize) -> Result<(), PlanParseError> 
         ("func_name", e.func_name.is_some(), &[K::Func]),
         ("args", !e.args.is_empty(), &[K::Func]),
         ("is_aggregate", e.is_aggregate, &[K::Func]),
+        ("distinct", e.distinct, &[K::Func]),
         ("op", e.op.is_some(), &[K::Binary, K::Unary]),
         ("left", e.left.is_some(), &[K::Binary]),
         ("right", e.right.is_some(), &[K::Binary]),

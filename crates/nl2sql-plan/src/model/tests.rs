@@ -255,3 +255,51 @@ fn null_optional_keys_take_their_defaults() {
     assert!(plan.select_items[0].expr.args.is_empty());
     assert_eq!(plan.order_by[0].direction, Direction::Asc);
 }
+
+#[test]
+fn count_distinct_parses_and_round_trips() {
+    let plan = parse_plan(&select_one(
+        r#"{"kind":"func","func_name":"COUNT","distinct":true,"is_aggregate":true,
+            "args":[{"kind":"column","alias":"t","column_name":"kind"}]}"#,
+    ))
+    .unwrap();
+    let e = &plan.select_items[0].expr;
+    assert!(e.distinct && e.is_aggregate_call());
+    assert_eq!(
+        *e,
+        Expr::distinct_aggregate("COUNT", Expr::column(Some("t"), "kind"))
+    );
+    let text = serde_json::to_string(&plan).unwrap();
+    assert!(text.contains(r#""distinct":true"#), "{text}");
+    assert_eq!(parse_plan(&text).unwrap(), plan);
+    // `false` is the default and is not written out.
+    let plain = parse_plan(&select_one(
+        r#"{"kind":"func","func_name":"COUNT","distinct":null,
+            "args":[{"kind":"column","column_name":"*"}]}"#,
+    ))
+    .unwrap();
+    assert!(!plain.select_items[0].expr.distinct);
+    assert!(!serde_json::to_string(&plain).unwrap().contains("distinct"));
+}
+
+#[test]
+fn distinct_on_a_non_function_is_a_foreign_field() {
+    let (path, reason) = check_err(&select_one(
+        r#"{"kind":"column","column_name":"a","distinct":true}"#,
+    ));
+    assert_eq!(path, "$.select_items[0].expr.distinct");
+    assert!(reason.contains("does not belong to a 'column'"), "{reason}");
+}
+
+#[test]
+fn json_schema_describes_the_distinct_aggregate_flag() {
+    let schema = plan_json_schema();
+    let expr = &schema["$defs"]["Expr"]["properties"]["distinct"];
+    assert_eq!(expr["type"], "boolean", "{expr}");
+    assert!(
+        expr["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("COUNT(DISTINCT")),
+        "{expr}"
+    );
+}

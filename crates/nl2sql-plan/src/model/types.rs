@@ -426,6 +426,14 @@ pub struct Expr {
         skip_serializing_if = "is_false"
     )]
     pub is_aggregate: bool,
+    /// Func: `DISTINCT` before the argument of an aggregate (`COUNT(DISTINCT x)`): the
+    /// aggregate sees each distinct non-null value once. Aggregates of one argument only.
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "is_false"
+    )]
+    pub distinct: bool,
     /// Binary or unary operator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<Op>,
@@ -461,6 +469,7 @@ impl Expr {
             func_name: None,
             args: Vec::new(),
             is_aggregate: false,
+            distinct: false,
             op: None,
             left: None,
             right: None,
@@ -500,6 +509,17 @@ impl Expr {
         Expr {
             func_name: Some(name.to_owned()),
             args,
+            ..Expr::empty(ExprKind::Func)
+        }
+    }
+
+    /// An aggregate of the distinct values of `arg`: `COUNT(DISTINCT arg)` for `"COUNT"`.
+    pub fn distinct_aggregate(name: &str, arg: Expr) -> Expr {
+        Expr {
+            func_name: Some(name.to_owned()),
+            args: vec![arg],
+            is_aggregate: true,
+            distinct: true,
             ..Expr::empty(ExprKind::Func)
         }
     }

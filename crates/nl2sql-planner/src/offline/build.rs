@@ -12,7 +12,7 @@ use nl2sql_plan::{
 };
 use serde_json::Value;
 
-use super::analyze::{Analysis, Filter, Lit, Measure, Output, Test};
+use super::analyze::{Analysis, Filter, Grain, Lit, Measure, Output, Test};
 use super::intent::{Agg, CmpOp};
 use super::joins::join_tree;
 use super::link::{SchemaIndex, TypeClass};
@@ -27,7 +27,11 @@ pub(crate) fn output_names(a: &Analysis, index: &SchemaIndex) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for o in &a.outputs {
         let base = match o {
-            Output::Column(c) => column_name(index, *c),
+            Output::Column(c) => match a.grains.iter().find(|(g, _)| g == c) {
+                Some((_, Grain::Year)) => "year".to_owned(),
+                Some((_, Grain::Month)) => "month".to_owned(),
+                None => column_name(index, *c),
+            },
             Output::Measure(m) => measure_name(index, &a.measures[*m]),
         };
         let mut name = identifier(&base);
@@ -55,18 +59,27 @@ pub(crate) fn column_name(index: &SchemaIndex, c: usize) -> String {
 
 fn measure_name(index: &SchemaIndex, m: &Measure) -> String {
     match (m.agg, m.column) {
+        // "how many different defect types": `defect_type_count`.
+        (Agg::Count, Some(c)) if m.distinct && !index.columns[c].is_pk => {
+            format!("{}_count", column_name(index, c))
+        }
         (Agg::Count, _) => format!(
             "{}_count",
             split_ident(&index.entity_noun(m.table)).join("_")
         ),
         (agg, Some(c)) => {
-            let col = match m.times {
-                Some(t) => format!(
+            let col = match (m.times, m.minus) {
+                (Some(t), _) => format!(
                     "{}_times_{}",
                     index.columns[t].name.to_lowercase(),
                     index.columns[c].name.to_lowercase()
                 ),
-                None => index.columns[c].name.to_lowercase(),
+                (None, Some(t)) => format!(
+                    "{}_minus_{}",
+                    index.columns[c].name.to_lowercase(),
+                    index.columns[t].name.to_lowercase()
+                ),
+                (None, None) => index.columns[c].name.to_lowercase(),
             };
             let prefix = match agg {
                 Agg::Sum => "total",
@@ -128,7 +141,11 @@ pub(crate) fn output_dtype(a: &Analysis, index: &SchemaIndex, o: Output) -> Opti
         })
     };
     match o {
-        Output::Column(c) => col_dtype(c),
+        Output::Column(c) => match a.grains.iter().find(|(g, _)| *g == c) {
+            Some((_, Grain::Year)) => Some(Dtype::Int),
+            Some((_, Grain::Month)) => Some(Dtype::Date),
+            None => col_dtype(c),
+        },
         Output::Measure(m) => {
             let m = &a.measures[m];
             match (m.agg, m.column) {
@@ -242,7 +259,13 @@ pub(crate) fn plan_model(
     for c in &a.group_by {
         required.insert(index.columns[*c].table);
     }
-    let steps = join_tree(index, a.base, &required).map_err(|missing| {
+    required.extend(a.joined.iter().copied());
+    let inner: BTreeSet<usize> = match join_tree(index, a.base, &required) {
+        Ok(steps) => steps.iter().map(|s| s.table).collect(),
+        Err(_) => BTreeSet::new(),
+    };
+    let with_absent: BTreeSet<usize> = required.iter().chain(&a.absent).copied().collect();
+    let steps = join_tree(index, a.base, &with_absent).map_err(|missing| {
         BuildError(format!(
             "no foreign-key path joins {} to {}",
             index.tables[a.base].name,
@@ -267,6 +290,22 @@ pub(crate) fn plan_model(
     let col = |c: usize| -> Expr {
         let info = &index.columns[c];
         Expr::column(Some(&alias_of(info.table)), &info.name)
+    };
+    // A grouped date column, by its calendar period.
+    let grouped = |c: usize| -> Expr {
+        match a
+            .grains
+            .iter()
+            .find(|(g, _)| *g == c)
+            .map(|(_, grain)| grain)
+        {
+            Some(Grain::Year) => Expr::func("YEAR", vec![col(c)]),
+            Some(Grain::Month) => Expr::func(
+                "DATE_TRUNC",
+                vec![Expr::literal(LiteralValue::Str("month".into())), col(c)],
+            ),
+            None => col(c),
+        }
     };
     let tables: Vec<TableRef> = order
         .iter()
@@ -304,17 +343,64 @@ pub(crate) fn plan_model(
             JoinSpec {
                 left_alias: pa.clone(),
                 right_alias: ca,
-                join_type: JoinType::Inner,
+                // Tables joined only to find absent rows keep the rows without matches.
+                join_type: if a.absent.is_empty() || inner.contains(&s.table) {
+                    JoinType::Inner
+                } else {
+                    JoinType::Left
+                },
                 condition: and(eqs).unwrap_or_else(Expr::null),
                 ordinal: i64::try_from(i).unwrap_or_default(),
             }
         })
         .collect();
+    // A join to a table that refers to a table already joined repeats that table's rows:
+    // a count of the FROM table's rows then counts its key once per row ("how many
+    // machines produced Widget Alpha" is the machines, not their runs).
+    let fans_out = steps.iter().any(|s| {
+        let fk = &index.foreign_keys[s.fk];
+        fk.from == s.table
+            && fk.to == s.parent
+            && fk.from != fk.to
+            && (a.absent.is_empty() || inner.contains(&s.table))
+    });
+    let base_key = index.tables[a.base]
+        .columns
+        .iter()
+        .copied()
+        .find(|c| index.columns[*c].is_pk)
+        .filter(|_| {
+            index.tables[a.base]
+                .columns
+                .iter()
+                .filter(|c| index.columns[**c].is_pk)
+                .count()
+                == 1
+        });
     let measure_expr = |m: &Measure| -> Expr {
-        let arg = |c: usize| match m.times {
-            Some(t) => Expr::binary(Op::Multiply, col(t), col(c)),
-            None => col(c),
+        if fans_out
+            && m.agg == Agg::Count
+            && m.column.is_none()
+            && m.table == a.base
+            && let Some(key) = base_key
+        {
+            return Expr::distinct_aggregate("COUNT", col(key));
+        }
+        let arg = |c: usize| match (m.times, m.minus) {
+            (Some(t), _) => Expr::binary(Op::Multiply, col(t), col(c)),
+            (None, Some(t)) => Expr::binary(Op::Minus, col(c), col(t)),
+            (None, None) => col(c),
         };
+        if let (true, Some(c)) = (m.distinct, m.column) {
+            let name = match m.agg {
+                Agg::Count => "COUNT",
+                Agg::Sum => "SUM",
+                Agg::Avg => "AVG",
+                Agg::Min => "MIN",
+                Agg::Max => "MAX",
+            };
+            return Expr::distinct_aggregate(name, arg(c));
+        }
         let (name, arg) = match (m.agg, m.column) {
             (Agg::Count, _) | (_, None) => ("COUNT", Expr::column(None, "*")),
             (Agg::Sum, Some(c)) => ("SUM", arg(c)),
@@ -332,7 +418,7 @@ pub(crate) fn plan_model(
         .enumerate()
         .map(|(i, o)| SelectItem {
             expr: match o {
-                Output::Column(c) => col(*c),
+                Output::Column(c) => grouped(*c),
                 Output::Measure(m) => measure_expr(&a.measures[*m]),
             },
             alias: names.get(i).cloned(),
@@ -384,7 +470,15 @@ pub(crate) fn plan_model(
             }
         }
     };
-    let where_ = and(a.filters.iter().map(filter_expr).collect());
+    let absent = a.absent.iter().filter_map(|t| {
+        let pk = index.tables[*t]
+            .columns
+            .iter()
+            .copied()
+            .find(|c| index.columns[*c].is_pk)?;
+        Some(Expr::binary(Op::Is, col(pk), Expr::null()))
+    });
+    let where_ = and(a.filters.iter().map(filter_expr).chain(absent).collect());
     let having = and(a
         .having
         .iter()
@@ -405,7 +499,7 @@ pub(crate) fn plan_model(
         .iter()
         .enumerate()
         .map(|(i, c)| GroupByItem {
-            expr: col(*c),
+            expr: grouped(*c),
             ordinal: i64::try_from(i).unwrap_or_default(),
         })
         .collect();
@@ -415,7 +509,7 @@ pub(crate) fn plan_model(
         .enumerate()
         .map(|(i, (o, desc))| {
             let expr = match o {
-                Output::Column(c) => col(*c),
+                Output::Column(c) => grouped(*c),
                 Output::Measure(m) => match a.outputs.iter().position(|x| x == o) {
                     Some(p) => Expr::column(None, &names[p]),
                     None => measure_expr(&a.measures[*m]),
@@ -483,12 +577,26 @@ pub(crate) fn semantic_parts(
                         Agg::Min => Aggregation::Min,
                         Agg::Max => Aggregation::Max,
                     }),
-                    description: Some(match (m.column, m.times) {
+                    description: Some(match (m.column, m.times.or(m.minus)) {
+                        (Some(c), Some(t)) if m.times.is_none() => format!(
+                            "{} of {} minus {}",
+                            agg_word(m.agg),
+                            index.columns[c].name,
+                            index.columns[t].name
+                        ),
                         (Some(c), Some(t)) => format!(
                             "{} of {} times {}",
                             agg_word(m.agg),
                             index.columns[t].name,
                             index.columns[c].name
+                        ),
+                        (Some(c), None) if m.distinct => format!(
+                            "number of distinct {}",
+                            if index.columns[c].is_pk {
+                                index.entity_noun(m.table)
+                            } else {
+                                index.columns[c].name.clone()
+                            }
                         ),
                         (Some(c), None) => {
                             format!("{} of {}", agg_word(m.agg), index.columns[c].name)

@@ -18,7 +18,7 @@ use super::analyze::{Analysis, Unlinked, analyze};
 use super::build::semantic_parts;
 use super::intent::Day;
 use super::link::{SchemaIndex, datasource_words};
-use super::text::tokenize;
+use super::text::{split_ident, tokenize};
 
 /// How much better (in link score) a part must read in its own datasource than in another
 /// to count as needing it: about one whole-name link.
@@ -129,9 +129,11 @@ pub(crate) fn decompose(
             if !(loose || distinct) {
                 continue;
             }
+            let (mut la, mut ra) = (la.clone(), ra.clone());
+            align_groups((&mut la, l.index), (&mut ra, r.index));
             return Ok(two_scans(
-                (&left, l.ds, l.index, la),
-                (&right, r.ds, r.index, ra),
+                (&left, l.ds, l.index, &la),
+                (&right, r.ds, r.index, &ra),
                 compare,
             ));
         }
@@ -164,6 +166,47 @@ pub(crate) fn decompose(
         post_combine_ops: Vec::new(),
         unmapped_subqueries: Vec::new(),
     })
+}
+
+/// "For each depot, the trips and the invoiced amount": one part grouped by an entity's
+/// name, the other by a code column of another datasource ("depot_code",
+/// "ship_from_factory_code"). The join needs the same key on both sides, so the part
+/// grouped by the name is grouped by its table's column whose name ends the other's
+/// ("depot_code", "factory_code") instead.
+fn align_groups(left: (&mut Analysis, &SchemaIndex), right: (&mut Analysis, &SchemaIndex)) {
+    let ([gl], [gr]) = (left.0.group_by.as_slice(), right.0.group_by.as_slice()) else {
+        return;
+    };
+    let (gl, gr) = (*gl, *gr);
+    if !left.0.grains.is_empty() || !right.0.grains.is_empty() {
+        return;
+    }
+    let words = |i: &SchemaIndex, c: usize| split_ident(&i.columns[c].name.to_lowercase());
+    if words(left.1, gl) == words(right.1, gr) {
+        return;
+    }
+    // A column of the label's table whose words end the other side's key.
+    let shared = |i: &SchemaIndex, label: usize, other: &[String]| -> Option<usize> {
+        let t = i.columns[label].table;
+        if i.label_column(t) != Some(label) {
+            return None;
+        }
+        i.tables[t]
+            .columns
+            .iter()
+            .copied()
+            .filter(|&k| k != label && !i.columns[k].is_pk)
+            .filter(|&k| {
+                let w = words(i, k);
+                !w.is_empty() && other.ends_with(&w)
+            })
+            .max_by_key(|&k| (words(i, k).len(), std::cmp::Reverse(k)))
+    };
+    if let Some(k) = shared(left.1, gl, &words(right.1, gr)) {
+        left.0.regroup(gl, k);
+    } else if let Some(k) = shared(right.1, gr, &words(left.1, gl)) {
+        right.0.regroup(gr, k);
+    }
 }
 
 /// The best reading of a text: among the datasources it names (if exactly one), the one
@@ -336,10 +379,14 @@ fn mentions_datasource(text: &str, id: &str) -> bool {
 /// "For each X," clause, or a trailing "by X" / "per X" / "for each X" of the right part
 /// when the left part has none ("machines and orders per factory code").
 fn splits(question: &str) -> Vec<(String, String, bool)> {
+    // "put X side by side with Y", "show X and Y next to each other": a comparison laid
+    // out in columns; the phrase itself goes.
+    let (question, side_by_side) = without_layout_phrase(question);
     let lower = question.to_lowercase();
-    let compare = ["compare", "versus", " vs", "against", "compared"]
-        .iter()
-        .any(|w| lower.contains(w));
+    let compare = side_by_side
+        || ["compare", "versus", " vs", "against", "compared"]
+            .iter()
+            .any(|w| lower.contains(w));
     let all: Vec<&str> = question.split_whitespace().collect();
     let (lead, words) = leading_group(&all);
     let mut out = Vec::new();
@@ -389,6 +436,51 @@ fn splits(question: &str) -> Vec<(String, String, bool)> {
         out.push((l, r, compare));
     }
     out
+}
+
+/// The question without a layout phrase ("side by side", "next to each other"), and
+/// whether it had one.
+fn without_layout_phrase(question: &str) -> (String, bool) {
+    let words: Vec<&str> = question.split_whitespace().collect();
+    let tokens: Vec<String> = words.iter().map(|w| core(w)).collect();
+    for i in 0..words.len() {
+        let hyphenated =
+            tokens[i] == "sidebyside" || core(&words[i].replace('-', "")) == "sidebyside";
+        let len = if hyphenated {
+            Some(1)
+        } else {
+            match (
+                tokens[i].as_str(),
+                tokens.get(i + 1).map_or("", String::as_str),
+                tokens.get(i + 2).map_or("", String::as_str),
+                tokens.get(i + 3).map_or("", String::as_str),
+            ) {
+                ("side", "by", "side", _) => Some(3),
+                ("next", "to", "each", "other") | ("next", "to", "one", "another") => Some(4),
+                ("alongside", "each", "other", _) | ("alongside", "one", "another", _) => Some(3),
+                _ => None,
+            }
+        };
+        if let Some(len) = len {
+            let mut kept: Vec<String> = words[..i].iter().map(|w| (*w).to_owned()).collect();
+            // Keep the punctuation that ended the phrase ("…, side by side." → "….").
+            let last = words[i + len - 1];
+            let tail: String = last
+                .chars()
+                .rev()
+                .take_while(|c| !c.is_alphanumeric())
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            if let Some(prev) = kept.last_mut() {
+                prev.push_str(&tail);
+            }
+            kept.extend(words[i + len..].iter().map(|w| (*w).to_owned()));
+            return (kept.join(" "), true);
+        }
+    }
+    (question.to_owned(), false)
 }
 
 /// Units of a rate ("units per hour"), which is not a grouping.

@@ -50,7 +50,13 @@ pub(crate) struct AggCue {
     pub(crate) start: usize,
     /// First token after the cue.
     pub(crate) end: usize,
+    /// A count of distinct values: "how many different X", "the number of unique X",
+    /// "a distinct count of X".
+    pub(crate) distinct: bool,
 }
+
+/// Words that make a count one of distinct values.
+pub(crate) const DISTINCT_WORDS: &[&str] = &["distinct", "unique", "different", "separate"];
 
 /// A superlative (`highest`, `most`, `fewest`…): a ranking or a MIN/MAX.
 #[derive(Debug, Clone, PartialEq)]
@@ -350,6 +356,8 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
             }
             ("average", "of", _) | ("mean", "of", _) => Some((Agg::Avg, 2)),
             ("average", _, _) | ("avg", _, _) | ("mean", _, _) => Some((Agg::Avg, 1)),
+            // "the typical order value": an average.
+            ("typical", _, _) | ("typically", _, _) => Some((Agg::Avg, 1)),
             ("minimum", "of", _) | ("min", "of", _) => Some((Agg::Min, 2)),
             ("maximum", "of", _) | ("max", "of", _) => Some((Agg::Max, 2)),
             ("minimum", _, _) | ("min", _, _) => Some((Agg::Min, 1)),
@@ -357,10 +365,17 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
             _ => None,
         };
         if let Some((agg, len)) = agg {
+            // "how many different X", "number of unique X", "the distinct count of X".
+            let distinct = agg == Agg::Count
+                && (tokens
+                    .get(i + len)
+                    .is_some_and(|t| t.is_any(DISTINCT_WORDS))
+                    || (i > 0 && tokens[i - 1].is_any(DISTINCT_WORDS)));
             c.aggs.push(AggCue {
                 agg,
                 start: i,
                 end: i + len,
+                distinct,
             });
             mark(&mut c, i, i + len);
             i += len;
@@ -401,6 +416,45 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
             });
             mark(&mut c, i, i + 1);
             i += 1;
+            continue;
+        }
+        // "when was the first maintenance job", "the last run": `first`/`last` before a
+        // noun rank that noun's rows in time.
+        if t.is_any(&["first", "last"])
+            && i > 0
+            && tokens[i - 1].is("the")
+            && tokens
+                .get(i + 1)
+                .is_some_and(|n| n.kind == TokenKind::Word && !n.is_any(NOT_RANKED_NOUNS))
+        {
+            c.supers.push(SuperCue {
+                desc: t.is("last"),
+                start: i,
+                end: i + 1,
+                frequency: false,
+                time: true,
+                counted: false,
+            });
+            mark(&mut c, i, i + 1);
+            i += 1;
+            continue;
+        }
+        // "$5 per unit", "price per kg": a rate, not a grouping.
+        if t.is("per")
+            && RATE_NOUNS.contains(&w(i + 1))
+            && i > 0
+            && (tokens[i - 1].kind == TokenKind::Number
+                || tokens[i - 1].is_any(&["price", "cost", "costs", "priced", "paid"]))
+        {
+            mark(&mut c, i, i + 2);
+            i += 2;
+            continue;
+        }
+        // "side by side", "next to each other": how to lay the answer out, not a grouping
+        // by "side".
+        if let Some(len) = side_by_side(tokens, i) {
+            mark(&mut c, i, i + len);
+            i += len;
             continue;
         }
         // `break down X by Y`: the grouping is `by Y`; the verb itself is filler.
@@ -472,7 +526,9 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
             i += len;
             continue;
         }
-        if t.is_any(&["distinct", "unique", "different"]) {
+        if t.is_any(&["distinct", "unique", "different"])
+            || (t.is("separate") && c.aggs.last().is_some_and(|a| a.distinct && a.end == i))
+        {
             c.distinct = true;
             mark(&mut c, i, i + 1);
         } else if t.is("no") && w(i + 1) == "longer" {
@@ -480,7 +536,9 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
             mark(&mut c, i, i + 2);
             i += 2;
             continue;
-        } else if t.is_any(&["not", "except", "excluding", "never", "non"]) {
+        } else if t.is_any(&["not", "except", "excluding", "never", "non", "without"])
+            || (t.is("no") && !matches!(w(i + 1), "longer" | "more" | "less" | "fewer" | "than"))
+        {
             c.negations.push(i);
             mark(&mut c, i, i + 1);
         } else if t.is_any(NEGATED_AUXILIARIES) && w(i + 1) == "t" {
@@ -495,6 +553,18 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
     c
 }
 
+/// The length of a layout phrase at `i`: "side by side" (or "side-by-side"), "next to
+/// each other", "next to one another", "alongside each other".
+pub(crate) fn side_by_side(tokens: &[Token], i: usize) -> Option<usize> {
+    let w = |k: usize| tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+    match (w(i), w(i + 1), w(i + 2), w(i + 3)) {
+        ("side", "by", "side", _) => Some(3),
+        ("next", "to", "each", "other") | ("next", "to", "one", "another") => Some(4),
+        ("alongside", "each", "other", _) | ("alongside", "one", "another", _) => Some(3),
+        _ => None,
+    }
+}
+
 /// True when the word before `i` is a content word: `scrap count` and `order total` are
 /// names, not aggregations.
 fn after_noun(tokens: &[Token], i: usize) -> bool {
@@ -503,6 +573,18 @@ fn after_noun(tokens: &[Token], i: usize) -> bool {
         && !super::text::is_function_word(&tokens[i - 1].lower)
         && !super::text::is_stop_word(&tokens[i - 1].lower)
 }
+
+/// Nouns after "the first"/"the last" that are not rows ranked in time.
+const NOT_RANKED_NOUNS: &[&str] = &[
+    "time", "times", "one", "ones", "few", "two", "three", "of", "and", "or", "quarter", "half",
+    "day", "days", "week", "weeks", "month", "months", "year", "years",
+];
+
+/// Units of a rate ("$5 per unit"), which is not a grouping.
+const RATE_NOUNS: &[&str] = &[
+    "unit", "units", "piece", "pieces", "item", "items", "kg", "kilo", "kilogram", "litre",
+    "liter", "ton", "tonne", "lb", "pound", "head", "person", "capita",
+];
 
 /// Auxiliaries that `n't` negates.
 const NEGATED_AUXILIARIES: &[&str] = &[
@@ -616,6 +698,16 @@ fn direction_words(tokens: &[Token], i: usize) -> Option<(bool, usize)> {
             Some((false, 2))
         }
         ("most", "recent") if w(2) == "first" => Some((true, 3)),
+        // "biggest producer first", "newest machine first": a superlative, one noun and
+        // `first` only order.
+        (s, n)
+            if w(2) == "first"
+                && !n.is_empty()
+                && n.chars().all(char::is_alphabetic)
+                && superlative_word(s).is_some() =>
+        {
+            superlative_word(s).map(|d| (d, 3))
+        }
         _ => None,
     }
 }
@@ -629,6 +721,9 @@ fn dates(tokens: &[Token], today: Day, c: &mut Cues) {
         // A period at i: (lo, hi, len).
         let period = |k: usize| -> Option<(Day, Day, usize)> { period_at(tokens, k, today) };
         let (prefix, plen) = match (w(i), w(i + 1)) {
+            // "on or after April 10", "on or before May 3": the day itself is included.
+            ("on" | "in", "or") if matches!(w(i + 2), "after" | "later" | "since") => ("since", 3),
+            ("on" | "in", "or") if matches!(w(i + 2), "before" | "earlier") => ("until", 3),
             ("before" | "until" | "till" | "prior", "to") => ("before", 2),
             ("before" | "until" | "till", _) => ("before", 1),
             ("after" | "since", _) => (w(i), 1),
@@ -642,6 +737,12 @@ fn dates(tokens: &[Token], today: Day, c: &mut Cues) {
             let open = match (w(end), w(end + 1)) {
                 ("or" | "and", "later" | "after" | "newer" | "since") => Some((true, 2)),
                 ("onwards" | "onward" | "forward", _) => Some((true, 1)),
+                // "from April 10 on": the phrase ends there.
+                ("on", next)
+                    if prefix == "range" && !is_period_word(next) && next_is_clause(next) =>
+                {
+                    Some((true, 1))
+                }
                 ("or" | "and", "earlier" | "before" | "older" | "prior") => Some((false, 2)),
                 _ => None,
             };
@@ -656,6 +757,7 @@ fn dates(tokens: &[Token], today: Day, c: &mut Cues) {
                 }
                 _ => match prefix {
                     "before" => (None, Some(lo)),
+                    "until" => (None, Some(hi)),
                     "after" => (Some(hi), None),
                     "since" => (Some(lo), None),
                     "range" if matches!(w(end), "and" | "to" | "through" | "until") => {
@@ -693,6 +795,14 @@ fn period_at(tokens: &[Token], i: usize, today: Day) -> Option<(Day, Day, usize)
     if t.kind == TokenKind::Date {
         let d = Day::parse(&t.raw)?;
         return Some((d, d.plus_days(1), 1));
+    }
+    // "the first quarter of 2024", "the second half of 2023".
+    if t.is("the") {
+        let (lo, hi, len) = part_of_year(tokens, i + 1, today)?;
+        return Some((lo, hi, len + 1));
+    }
+    if let Some(found) = part_of_year(tokens, i, today) {
+        return Some(found);
     }
     if let Some(y) = year_of(t) {
         let lo = Day { y, m: 1, d: 1 };
@@ -747,6 +857,21 @@ fn period_at(tokens: &[Token], i: usize, today: Day) -> Option<(Day, Day, usize)
         };
         return Some((lo, lo.month_start_plus(1), 1));
     }
+    // `H1 2024`: a half year.
+    if let Some(h) = t
+        .lower
+        .strip_prefix('h')
+        .and_then(|h| h.parse::<u32>().ok())
+        && (1..=2).contains(&h)
+    {
+        let y = tokens.get(i + 1).and_then(year_of);
+        let lo = Day {
+            y: y.unwrap_or(today.y),
+            m: (h - 1) * 6 + 1,
+            d: 1,
+        };
+        return Some((lo, lo.month_start_plus(6), if y.is_some() { 2 } else { 1 }));
+    }
     if let Some(q) = t
         .lower
         .strip_prefix('q')
@@ -777,6 +902,14 @@ fn period_at(tokens: &[Token], i: usize, today: Day) -> Option<(Day, Day, usize)
         ("this", "month") => Some((month0, month0.month_start_plus(1), 2)),
         ("this", "year") => Some((year0, year0.month_start_plus(12), 2)),
         ("this", "week") => Some((today.plus_days(-6), today.plus_days(1), 2)),
+        ("this", "quarter") => {
+            let lo = quarter_start(today);
+            Some((lo, lo.month_start_plus(3), 2))
+        }
+        ("last" | "previous" | "past", "quarter") => {
+            let hi = quarter_start(today);
+            Some((hi.month_start_plus(-3), hi, 2))
+        }
         ("last" | "previous" | "past", "month") => Some((month0.month_start_plus(-1), month0, 2)),
         ("last" | "previous" | "past", "year") => Some((year0.month_start_plus(-12), year0, 2)),
         ("last" | "previous" | "past", "week") => Some((today.plus_days(-7), today, 2)),
@@ -794,4 +927,80 @@ fn period_at(tokens: &[Token], i: usize, today: Day) -> Option<(Day, Day, usize)
         }
         _ => None,
     }
+}
+
+/// The first day of the quarter `day` is in.
+fn quarter_start(day: Day) -> Day {
+    Day {
+        y: day.y,
+        m: (day.m - 1) / 3 * 3 + 1,
+        d: 1,
+    }
+}
+
+/// Words that start a period: after "from X", "on" before one of them is a preposition of
+/// the next phrase, not "onwards".
+fn is_period_word(w: &str) -> bool {
+    month_number(w).is_some() || matches!(w, "the" | "a" | "an")
+}
+
+/// True when `next` (the word after "from X on") starts a new clause or ends the
+/// question, so "on" closes the date phrase.
+fn next_is_clause(next: &str) -> bool {
+    next.is_empty()
+        || matches!(
+            next,
+            "and" | "or" | "how" | "what" | "which" | "who" | "were" | "was" | "have" | "has"
+        )
+}
+
+/// "first quarter of 2024", "2nd half 2023", "last quarter of 2024": a quarter or half of a
+/// year (this year when none is written): `(lo, hi, length)`.
+fn part_of_year(tokens: &[Token], i: usize, today: Day) -> Option<(Day, Day, usize)> {
+    let w = |k: usize| tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+    let nth: u32 = match w(i) {
+        "first" | "1" => 1,
+        "second" | "2" => 2,
+        "third" | "3" => 3,
+        "fourth" | "4" => 4,
+        "last" | "final" => 0,
+        _ => return None,
+    };
+    let (months, count) = match w(i + 1) {
+        "quarter" => (3, 4),
+        "half" => (6, 2),
+        _ => return None,
+    };
+    if nth > count {
+        return None;
+    }
+    let nth = if nth == 0 { count } else { nth };
+    let mut len = 2;
+    if w(i + 2) == "of" {
+        len += 1;
+    }
+    let y = match tokens.get(i + len).and_then(year_of) {
+        Some(y) => {
+            len += 1;
+            y
+        }
+        // "the last quarter" alone is a relative period, read elsewhere.
+        None if w(i) == "last" => return None,
+        None => {
+            if len == 3 {
+                len -= 1;
+            }
+            today.y
+        }
+    };
+    let lo = Day {
+        y,
+        m: (nth - 1) * months + 1,
+        d: 1,
+    };
+    Some((
+        lo,
+        lo.month_start_plus(i32::try_from(months).unwrap_or(3)),
+        len,
+    ))
 }

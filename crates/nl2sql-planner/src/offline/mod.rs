@@ -163,13 +163,14 @@ fn plan(request: &PlanRequest) -> Result<PlanModel, PipelineError> {
     let mut first_error: Option<Unlinked> = None;
     let mut mismatch: Option<String> = None;
     for text in &texts {
-        let analysis = match analyze(text, &index, day, &ignore) {
+        let mut analysis = match analyze(text, &index, day, &ignore) {
             Ok(a) => a,
             Err(u) => {
                 first_error.get_or_insert(u);
                 continue;
             }
         };
+        follow_group_by(&mut analysis, &index, &request.sub_query);
         let names = output_names(&analysis, &index);
         let names = if expected.is_empty() || names == expected {
             names
@@ -189,6 +190,28 @@ fn plan(request: &PlanRequest) -> Result<PlanModel, PipelineError> {
         (Some(m), _) => Err(failure(m)),
         (None, Some(u)) => Err(unlinked_error("ast_planner", &u)),
         (None, None) => Err(failure("nothing to plan".to_owned())),
+    }
+}
+
+/// A sub-query grouped by an attribute that another column of the grouped table spells
+/// ("factory_code" where the text reads "per plant", the factory's name): the plan groups
+/// by that column, as the decomposer decided (so that two datasources join on it).
+fn follow_group_by(a: &mut analyze::Analysis, index: &SchemaIndex, sq: &SubQuery) {
+    let ([c], [spec]) = (a.group_by.as_slice(), sq.group_by.as_slice()) else {
+        return;
+    };
+    let c = *c;
+    if build::identifier(&build::column_name(index, c)) == spec.attribute {
+        return;
+    }
+    let table = index.columns[c].table;
+    if let Some(k) = index.tables[table]
+        .columns
+        .iter()
+        .copied()
+        .find(|k| *k != c && build::identifier(&index.columns[*k].name) == spec.attribute)
+    {
+        a.regroup(c, k);
     }
 }
 

@@ -173,6 +173,9 @@ const PHRASAL: &[(&str, &str, &str)] = &[
     ("churned", "out", "produced"),
     ("churn", "out", "produced"),
     ("cranked", "out", "produced"),
+    ("carried", "out", "performed"),
+    ("carry", "out", "performed"),
+    ("carries", "out", "performed"),
 ];
 
 /// Gives the first word of a phrasal verb the stem of the verb it means.
@@ -246,6 +249,10 @@ pub(crate) fn split_ident(name: &str) -> Vec<String> {
 /// sides make `machines`/`machine`, `produced`/`produce` and `categories`/`category` meet.
 pub(crate) fn stem(word: &str) -> String {
     let w = word.to_lowercase();
+    // Irregular past forms meet their verbs: "still sold" is what "we still sell".
+    if let Some((_, verb)) = IRREGULAR_PAST.iter().find(|(past, _)| *past == w) {
+        return (*verb).to_owned();
+    }
     if w.len() == 3
         && w.ends_with('s')
         && ![
@@ -303,6 +310,21 @@ pub(crate) fn stem(word: &str) -> String {
     s
 }
 
+/// Irregular past forms of verbs common in business questions, and their verbs.
+const IRREGULAR_PAST: &[(&str, &str)] = &[
+    ("sold", "sell"),
+    ("bought", "buy"),
+    ("paid", "pay"),
+    ("sent", "send"),
+    ("spent", "spend"),
+    ("kept", "keep"),
+    ("held", "hold"),
+    ("lost", "lose"),
+    ("won", "win"),
+    ("brought", "bring"),
+    ("taught", "teach"),
+];
+
 /// Endings of verb stems whose agent nouns end in `-or` (`operat-or`, `inspect-or`).
 const AGENT_ENDINGS: &[&str] = &["at", "it", "ct", "ut", "is"];
 
@@ -349,7 +371,18 @@ const SYNONYMS: &[(&str, &str)] = &[
     ("kinds", "type"),
     ("warehouses", "warehouse"),
     ("town", "city"),
+    ("finish", "end"),
+    ("finished", "end"),
+    ("finishes", "end"),
+    ("began", "start"),
+    ("begin", "start"),
+    ("begins", "start"),
+    ("begun", "start"),
     ("nation", "country"),
+    // Abbreviations schemas use: "discount percent" is `discount_pct`.
+    ("percent", "pct"),
+    ("percentage", "pct"),
+    ("cnt", "count"),
 ];
 
 /// The stem of `word` after the synonym list.
@@ -453,6 +486,11 @@ const STOP_WORDS: &[&str] = &[
     "should",
     "will",
     "show",
+    "put",
+    "came",
+    "come",
+    "comes",
+    "through",
     "list",
     "give",
     "tell",
@@ -783,6 +821,27 @@ pub(crate) fn plural(word: &str) -> String {
     } else {
         format!("{word}s")
     }
+}
+
+/// Units of time a rate is given per.
+const RATE_UNITS: &[&str] = &[
+    "second", "minute", "hour", "day", "week", "month", "quarter", "year",
+];
+
+/// The unit of a rate adjective: an `-ly` adjective of a unit of time is "per" that unit
+/// ("hourly" → "hour", "daily" → "day", "quarterly" → "quarter"); "annual" and "yearly"
+/// are per year.
+pub(crate) fn rate_unit(word: &str) -> Option<&'static str> {
+    let w = word.to_lowercase();
+    if matches!(w.as_str(), "annual" | "annually" | "yearly") {
+        return Some("year");
+    }
+    let base = w.strip_suffix("ly")?;
+    let base = match base.strip_suffix('i') {
+        Some(b) => format!("{b}y"),
+        None => base.to_owned(),
+    };
+    RATE_UNITS.iter().find(|u| **u == base).copied()
 }
 
 /// The stems of an identifier's words (`quantity_produced` → `quantity produc`).

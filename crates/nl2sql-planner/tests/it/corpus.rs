@@ -54,7 +54,18 @@ const HELDOUT_2_FILE: &str = "manufacturing_heldout_2.toml";
 const HELDOUT_3_FILE: &str = "manufacturing_heldout_3.toml";
 
 /// The accuracy the offline planner must reach on the third held-out file (a ratchet).
-const MIN_HELDOUT_3_ACCURACY: f64 = 0.0;
+/// Measured 29/40 = 0.725 on first contact; 40/40 after the planner was tuned on its
+/// failure classes (so it is in-sample now).
+const MIN_HELDOUT_3_ACCURACY: f64 = 0.97;
+
+/// The fourth held-out corpus, written during the third tuning round by someone who did
+/// not read the planner, and measured once that round ended (nobody tuned on it).
+const HELDOUT_4_FILE: &str = "manufacturing_heldout_4.toml";
+
+/// The accuracy the offline planner must reach on the fourth held-out file (a ratchet).
+/// Measured 39/40 = 0.975 on first contact, after the third tuning round (nobody tuned
+/// on it).
+const MIN_HELDOUT_4_ACCURACY: f64 = 0.95;
 
 /// The accuracy the offline planner must reach on the second held-out file (a ratchet).
 const MIN_HELDOUT_2_ACCURACY: f64 = 0.95;
@@ -436,7 +447,7 @@ fn report(title: &str, records: &[Record], accuracy: f64, floor: f64) -> String 
 async fn gold_corpus_is_sound() {
     let adapter = open_fixture();
     let mut problems = gold_problems(&adapter, CORPUS_FILE, MIN_ANSWERABLE, 5, MIN_LITERAL).await;
-    for file in [HELDOUT_FILE, HELDOUT_2_FILE, HELDOUT_3_FILE] {
+    for file in [HELDOUT_FILE, HELDOUT_2_FILE, HELDOUT_3_FILE, HELDOUT_4_FILE] {
         problems.extend(
             gold_problems(
                 &adapter,
@@ -616,6 +627,19 @@ async fn offline_planner_heldout_3_accuracy() {
         "third held-out manufacturing questions",
         MIN_HELDOUT_3_ACCURACY,
         "planner_heldout_3_report.md",
+    )
+    .await;
+}
+
+/// Runs the fourth held-out file the same way, and holds its accuracy at or above
+/// [`MIN_HELDOUT_4_ACCURACY`].
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offline_planner_heldout_4_accuracy() {
+    run_accuracy(
+        HELDOUT_4_FILE,
+        "fourth held-out manufacturing questions",
+        MIN_HELDOUT_4_ACCURACY,
+        "planner_heldout_4_report.md",
     )
     .await;
 }

@@ -233,6 +233,7 @@ fn plan_for(path: Vec<&'static PathTable>) -> BoxedStrategy<PlanModel> {
         proptest::sample::select(vec!["SUM", "AVG", "MIN", "MAX", "COUNT"]),
         agg_arg,
         any::<bool>(),
+        any::<bool>(),
     ));
     let order = proptest::collection::vec((scalar, any::<bool>()), 0..3);
     let limit = proptest::option::of(1i64..50);
@@ -253,8 +254,12 @@ fn plan_for(path: Vec<&'static PathTable>) -> BoxedStrategy<PlanModel> {
                 plan.offset = offset;
                 plan.distinct = distinct;
                 match aggregate {
-                    Some((group, func, arg, having)) => {
-                        let agg = Expr::func(func, vec![arg]);
+                    Some((group, func, arg, having, distinct_agg)) => {
+                        let agg = if distinct_agg {
+                            Expr::distinct_aggregate(func, arg)
+                        } else {
+                            Expr::func(func, vec![arg])
+                        };
                         plan.group_by = vec![GroupByItem {
                             expr: group.clone(),
                             ordinal: 0,

@@ -93,26 +93,30 @@ fn expr() -> impl Strategy<Value = Expr> {
             proptest::option::of(name()),
             proptest::collection::vec((inner.clone(), inner.clone(), -1i64..3), 0..2),
             any::<bool>(),
+            any::<bool>(),
         )
-            .prop_map(|(kind, op, left, right, args, func, whens, agg)| {
-                let mut e = Expr::func(func.as_deref().unwrap_or(""), args);
-                e.kind = kind;
-                e.func_name = func;
-                e.op = op;
-                e.is_aggregate = agg;
-                e.left = left.clone().map(Box::new);
-                e.right = right.map(Box::new);
-                e.expr = left.map(Box::new);
-                e.whens = whens
-                    .into_iter()
-                    .map(|(condition, result, ordinal)| CaseWhen {
-                        condition,
-                        result,
-                        ordinal,
-                    })
-                    .collect();
-                e
-            })
+            .prop_map(
+                |(kind, op, left, right, args, func, whens, agg, distinct)| {
+                    let mut e = Expr::func(func.as_deref().unwrap_or(""), args);
+                    e.kind = kind;
+                    e.func_name = func;
+                    e.op = op;
+                    e.is_aggregate = agg;
+                    e.distinct = distinct;
+                    e.left = left.clone().map(Box::new);
+                    e.right = right.map(Box::new);
+                    e.expr = left.map(Box::new);
+                    e.whens = whens
+                        .into_iter()
+                        .map(|(condition, result, ordinal)| CaseWhen {
+                            condition,
+                            result,
+                            ordinal,
+                        })
+                        .collect();
+                    e
+                },
+            )
     })
 }
 

@@ -1,9 +1,9 @@
 //! Expression checks: L (literals against statistics), C (columns), A1-A4 (aggregates),
-//! F1-F3 (functions and operands), N1 and D1 (value formats) (spec: validators.md §2.4-2.6).
+//! F1-F4 (functions, operands and `DISTINCT` aggregates), N1 and D1 (value formats) (spec: validators.md §2.4-2.6).
 
 use std::collections::BTreeSet;
 
-use nl2sql_plan::{Expr, ExprKind, LiteralValue, Op, PlanModel};
+use nl2sql_plan::{AGGREGATE_FUNCTIONS, Expr, ExprKind, LiteralValue, Op, PlanModel};
 use nl2sql_state::{ErrorCode, PipelineError, Severity, norm};
 use serde_json::{Value, json};
 
@@ -541,7 +541,8 @@ fn is_denied(name: &str) -> bool {
             .any(|p| n.starts_with(p))
 }
 
-/// F1-F3: functions on the allow-list; IN and IS operands.
+/// F1-F4: functions on the allow-list; IN and IS operands; `DISTINCT` only inside an
+/// aggregate of one column or expression.
 pub(crate) fn functions(plan: &PlanModel, out: &mut Vec<PipelineError>) {
     for (root, e) in plan_exprs(plan) {
         let mut in_lists: BTreeSet<String> = BTreeSet::new();
@@ -571,6 +572,8 @@ pub(crate) fn functions(plan: &PlanModel, out: &mut Vec<PipelineError>) {
                         ),
                         path,
                     ));
+                } else if x.distinct {
+                    distinct_aggregate(x, &upper, path, out);
                 }
             }
             ExprKind::Binary if x.op == Some(Op::In) => {
@@ -607,6 +610,27 @@ pub(crate) fn functions(plan: &PlanModel, out: &mut Vec<PipelineError>) {
             _ => {}
         });
     }
+}
+
+/// F4: `distinct` (`COUNT(DISTINCT x)`) only on an aggregate function, with exactly one
+/// argument that is not the column `*`.
+fn distinct_aggregate(x: &Expr, upper: &str, path: &str, out: &mut Vec<PipelineError>) {
+    let message = if !AGGREGATE_FUNCTIONS.contains(&upper) {
+        format!(
+            "DISTINCT applies only to an aggregate ({}); {upper} is not one.",
+            AGGREGATE_FUNCTIONS.join(", ")
+        )
+    } else if x.args.len() != 1 {
+        format!(
+            "{upper}(DISTINCT …) takes exactly one argument, got {}.",
+            x.args.len()
+        )
+    } else if x.args[0].kind == ExprKind::Column && x.args[0].column_name.as_deref() == Some("*") {
+        format!("{upper}(DISTINCT *) is not valid; name the column whose distinct values count.")
+    } else {
+        return;
+    };
+    out.push(structure(message, &format!("{path}.distinct")));
 }
 
 fn two_digits(s: &str) -> Option<u32> {

@@ -3,7 +3,7 @@
 //!
 //! [`validate_plan`] runs every check in the spec's order — structure (S), expected schema
 //! (E), tables (T), joins (J), literals against statistics (L), columns (C), then the Rust
-//! additions A1-A4, F1-F3, N1, D1, O1, K1, J6, and finally the policy (P) — and returns
+//! additions A1-A4, F1-F4, N1, D1, O1, K1, J6, and finally the policy (P) — and returns
 //! every finding as a `PipelineError` in a [`LogicalReport`]. It never panics and does no IO.
 
 mod exprs;

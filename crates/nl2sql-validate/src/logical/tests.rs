@@ -491,6 +491,72 @@ fn f1_unknown_function_and_denied_function() {
 }
 
 #[test]
+fn f4_count_distinct_of_a_column_is_valid() {
+    let mut p = base();
+    p["select_items"] = json!([
+        {"ordinal": 0, "expr": col("f", "name")},
+        {"ordinal": 1, "alias": "lines", "expr": {"kind": "func", "func_name": "count",
+            "distinct": true, "args": [col("m", "line")]}}
+    ]);
+    p["group_by"] = json!([{"ordinal": 0, "expr": col("f", "name")}]);
+    p["having"] = bin(
+        ">",
+        json!({"kind": "func", "func_name": "COUNT", "distinct": true, "args": [col("m", "line")]}),
+        lit(json!(1)),
+    );
+    p["order_by"] = json!([{"ordinal": 0, "expr": {"kind": "column", "column_name": "lines"}}]);
+    assert_eq!(check(p), vec![]);
+}
+
+#[test]
+fn f4_distinct_outside_an_aggregate_of_one_column_is_rejected() {
+    let with = |expr: Value| {
+        let mut p = base();
+        p["select_items"][0]["expr"] = expr;
+        check(p)
+    };
+    let f = with(
+        json!({"kind": "func", "func_name": "LOWER", "distinct": true,
+        "args": [col("m", "name")]}),
+    );
+    assert_eq!(codes(&f), vec![ErrorCode::InvalidPlanStructure]);
+    assert_eq!(
+        f[0].2,
+        "DISTINCT applies only to an aggregate (COUNT, SUM, AVG, MIN, MAX); LOWER is not one."
+    );
+    let f = with(
+        json!({"kind": "func", "func_name": "COUNT", "distinct": true,
+        "args": [{"kind": "column", "column_name": "*"}]}),
+    );
+    assert_eq!(
+        f[0].2,
+        "COUNT(DISTINCT *) is not valid; name the column whose distinct values count."
+    );
+    let f = with(
+        json!({"kind": "func", "func_name": "COUNT", "distinct": true,
+        "args": [col("m", "name"), col("m", "line")]}),
+    );
+    assert_eq!(
+        f[0].2,
+        "COUNT(DISTINCT …) takes exactly one argument, got 2."
+    );
+    // The finding names the flag's path.
+    let contract = contract();
+    let mut p = base();
+    p["select_items"][0]["expr"] = json!({"kind": "func", "func_name": "COUNT",
+        "distinct": true, "args": []});
+    let plan = parse_plan(&p.to_string()).unwrap();
+    let report = validate_plan(
+        Some(&plan),
+        &LogicalContext::new("manufacturing", &contract),
+    );
+    assert_eq!(
+        report.findings[0].details.as_ref().unwrap()["path"],
+        "$.select_items[0].expr.distinct"
+    );
+}
+
+#[test]
 fn f1_list_outside_in_is_rejected() {
     let mut p = base();
     p["select_items"][0]["expr"] =

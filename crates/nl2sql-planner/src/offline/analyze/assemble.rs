@@ -11,25 +11,51 @@ impl Builder<'_> {
     pub(super) fn assemble(
         &mut self,
         rank: Option<(RankKey, bool, Option<i64>)>,
-        count_havings: Vec<(usize, CmpOp, f64)>,
+        count_havings: Vec<(usize, CmpOp, f64, bool)>,
     ) -> Result<(), Unlinked> {
         let entity = self.entity();
         if let Some(k) = entity {
             self.consumed[k] = true;
         }
+        let who = self.tokens.first().is_some_and(|t| t.is("who"));
         let entity_col = entity.and_then(|k| match self.mentions[k].target {
+            // "who did maintenance": rows without a name of their own answer "who" with
+            // the person column that records who acted.
+            Target::Table(t) if who && self.index.label_is_key(t) => self
+                .index
+                .person_column(t)
+                .or_else(|| self.index.label_column(t)),
             Target::Table(t) => self.index.label_column(t),
             Target::Column(c) => Some(c),
             Target::Value { .. } => None,
         });
         let entity_table = entity.map(|k| self.table_of(&self.mentions[k]));
         // Count conditions: `factories with more than 2 machines`.
-        for (t, op, v) in count_havings {
+        for (t, op, v, rows) in count_havings {
+            // "defect records with 6 or more defects": a table that counts its own things
+            // per row compares that count, on each row when the rows are what is listed,
+            // else as each group's total ("defect types with more than 7 defects").
+            if let Some(c) = self.index.count_column(t).filter(|_| !rows) {
+                let rows_listed =
+                    entity.is_some_and(|k| self.mentions[k].target == Target::Table(t));
+                if rows_listed {
+                    self.a.filters.push(Filter {
+                        column: c,
+                        test: Test::Cmp(op, Lit::Number(v)),
+                        negated: false,
+                    });
+                    continue;
+                }
+                self.sum_havings.push((c, op, v));
+                continue;
+            }
             let m = self.push_measure(Measure {
                 agg: Agg::Count,
                 column: None,
                 table: t,
                 times: None,
+                minus: None,
+                distinct: false,
             });
             self.a.having.push(Having {
                 measure: m,
@@ -55,6 +81,8 @@ impl Builder<'_> {
                     column: Some(c),
                     table: self.index.columns[c].table,
                     times: None,
+                    minus: None,
+                    distinct: false,
                 })
             });
             self.a.having.push(Having {
@@ -78,6 +106,20 @@ impl Builder<'_> {
                 _ => (key, desc, n),
             }
         });
+        // "Which warehouse holds the stock, and how much of it": an attribute asked for
+        // with "which" next to an amount is what the amount is per.
+        if rank.is_none()
+            && !self.a.measures.is_empty()
+            && self.a.group_by.is_empty()
+            && let Some(k) = entity
+            && self.mentions[k].start == 1
+            && self.tokens[0].is_any(&["which", "who"])
+            && let Target::Column(c) = self.mentions[k].target
+            && !self.index.columns[c].is_key
+            && !self.index.columns[c].is_measure()
+        {
+            self.a.group_by.push(c);
+        }
         let explicit_groups = !self.a.group_by.is_empty();
         // "which operator produced the most", "which country has the most customers": the
         // entity is an attribute of the ranked rows (not a table's label), so it groups
@@ -100,6 +142,8 @@ impl Builder<'_> {
                                 column: Some(c),
                                 table: col_table,
                                 times: None,
+                                minus: None,
+                                distinct: false,
                             });
                         }
                         Some(e)
@@ -110,7 +154,12 @@ impl Builder<'_> {
                             row_rank = Some((c, desc, n));
                         }
                         None if !grouped => row_rank = Some((c, desc, n)),
-                        _ if explicit_groups && self.cues.top.is_none() => {
+                        // "the five machines that lost the most minutes" asks for several
+                        // groups ranked by their total (below), not each group's maximum.
+                        _ if explicit_groups
+                            && self.cues.top.is_none()
+                            && n.is_none_or(|n| n <= 1) =>
+                        {
                             // "the longest downtime for each type": MAX per group.
                             let agg = if desc { Agg::Max } else { Agg::Min };
                             self.push_measure(Measure {
@@ -118,6 +167,8 @@ impl Builder<'_> {
                                 column: Some(c),
                                 table: col_table,
                                 times: None,
+                                minus: None,
+                                distinct: false,
                             });
                         }
                         _ => {
@@ -135,6 +186,8 @@ impl Builder<'_> {
                                     column: Some(c),
                                     table: col_table,
                                     times: None,
+                                    minus: None,
+                                    distinct: false,
                                 })
                             });
                             if let Some(e) = entity_col
@@ -153,6 +206,8 @@ impl Builder<'_> {
                         column: None,
                         table: t,
                         times: None,
+                        minus: None,
+                        distinct: false,
                     });
                     let latest = matches!(key, RankKey::Latest(_));
                     let time = self.index.time_column(t);
@@ -170,6 +225,8 @@ impl Builder<'_> {
                                 column: time,
                                 table: t,
                                 times: None,
+                                minus: None,
+                                distinct: false,
                             });
                         }
                         Some(e) if !latest && (entity_table != Some(t) || attribute) => {
@@ -182,6 +239,24 @@ impl Builder<'_> {
                         _ => {
                             // "the most recent production run": rows of t by time.
                             self.a.measures.pop();
+                            // "when did the last run finish": the date itself.
+                            if let Some(c) = self.when_column(t).filter(|_| !explicit_groups) {
+                                self.push_measure(Measure {
+                                    agg: if desc { Agg::Max } else { Agg::Min },
+                                    column: Some(c),
+                                    table: t,
+                                    times: None,
+                                    minus: None,
+                                    distinct: false,
+                                });
+                                return self.finish_outputs(
+                                    entity,
+                                    entity_col,
+                                    entity_table,
+                                    row_rank,
+                                    order_measure,
+                                );
+                            }
                             let by = self.index.time_column(t);
                             match by {
                                 Some(c) => row_rank = Some((c, desc, n)),
@@ -205,7 +280,9 @@ impl Builder<'_> {
                     order_measure = Some((m, desc));
                     self.a.limit = n;
                 }
-                RankKey::Time => match entity_table.and_then(|t| self.index.time_column(t)) {
+                RankKey::Time => match entity_table
+                    .and_then(|t| self.when_column(t).or_else(|| self.index.time_column(t)))
+                {
                     Some(c) => row_rank = Some((c, desc, n)),
                     None => {
                         self.a.limit = n;
@@ -222,6 +299,47 @@ impl Builder<'_> {
                 }
             }
         }
+        self.finish_outputs(entity, entity_col, entity_table, row_rank, order_measure)
+    }
+
+    /// The columns a "when" question asks for over `table`: the date column it names
+    /// ("finish" is `ended_at`), else the table's first date; `None` for other questions.
+    fn when_column(&mut self, table: usize) -> Option<usize> {
+        if !self.tokens.first().is_some_and(|t| t.is("when")) {
+            return None;
+        }
+        let named = self
+            .mentions
+            .iter()
+            .enumerate()
+            .find_map(|(k, m)| match m.target {
+                Target::Column(c)
+                    if !self.consumed[k]
+                        && self.index.columns[c].is_temporal()
+                        && self.index.columns[c].table == table =>
+                {
+                    Some((k, c))
+                }
+                _ => None,
+            });
+        match named {
+            Some((k, c)) => {
+                self.consumed[k] = true;
+                Some(c)
+            }
+            None => self.index.time_column(table),
+        }
+    }
+
+    /// Outputs, the FROM table and distinct, once rankings and conditions are bound.
+    fn finish_outputs(
+        &mut self,
+        entity: Option<usize>,
+        entity_col: Option<usize>,
+        entity_table: Option<usize>,
+        row_rank: Option<(usize, bool, Option<i64>)>,
+        order_measure: Option<(usize, bool)>,
+    ) -> Result<(), Unlinked> {
         // "List each machine with its factory": grouping words in a listing without any
         // aggregation only name what to list.
         let mut listed_groups: Vec<usize> = Vec::new();
@@ -252,6 +370,8 @@ impl Builder<'_> {
                         column: Some(c),
                         table: self.index.columns[c].table,
                         times: None,
+                        minus: None,
+                        distinct: false,
                     }
                 }
                 None => {
@@ -278,6 +398,8 @@ impl Builder<'_> {
                         column: None,
                         table: counted,
                         times: None,
+                        minus: None,
+                        distinct: false,
                     }
                 }
             };
@@ -294,9 +416,33 @@ impl Builder<'_> {
                     cols.push(c);
                 }
             }
+            let mut joined: Vec<usize> = Vec::new();
             for (k, m) in self.mentions.iter().enumerate() {
                 if self.consumed[k] {
                     continue;
+                }
+                // "categories produced in a run": the rows listed must have rows in a
+                // table that refers to them (a verb's or a noun's table), without listing
+                // that table's columns.
+                if let Some(e) = entity_table
+                    && entity_col.is_some()
+                {
+                    let other = match m.target {
+                        Target::Table(t) => Some(t),
+                        Target::Column(c) if self.is_verb_link(m, c) => {
+                            Some(self.index.columns[c].table)
+                        }
+                        _ => None,
+                    };
+                    if let Some(t) = other
+                        && t != e
+                        && self.index.refers_to(t, e)
+                    {
+                        if !joined.contains(&t) {
+                            joined.push(t);
+                        }
+                        continue;
+                    }
                 }
                 if let Target::Column(c) = m.target
                     && !cols.contains(&c)
@@ -308,6 +454,13 @@ impl Builder<'_> {
                     cols.push(c);
                 }
             }
+            if self.count_named
+                && let Some(c) = entity_table.and_then(|t| self.index.count_column(t))
+                && !cols.contains(&c)
+            {
+                cols.push(c);
+            }
+            self.a.joined = joined;
             if let Some((c, _, _)) = row_rank
                 && !cols.contains(&c)
             {
@@ -337,6 +490,7 @@ impl Builder<'_> {
                 .unwrap_or(0);
             self.a.base = base;
             self.a.distinct = self.cues.distinct
+                || !self.a.joined.is_empty()
                 || (entity.is_some_and(|k| {
                     matches!(self.mentions[k].target, Target::Column(c) if !self.index.columns[c].is_key)
                 })
@@ -368,6 +522,16 @@ impl Builder<'_> {
         }
         let _ = self.role_unlinked.len();
         Ok(())
+    }
+
+    /// True when a column mention is a past participle that names the column only by a
+    /// word of it ("produced" in `quantity_produced`): a verb, not a column to list.
+    fn is_verb_link(&self, m: &super::Mention, c: usize) -> bool {
+        m.score <= 8
+            && self.index.columns[c].is_measure()
+            && self.tokens[m.start..m.end]
+                .last()
+                .is_some_and(|t| t.lower.ends_with("ed") && t.lower != t.stem)
     }
 
     /// Date ranges filter the nearest date column, else the FROM table's first date

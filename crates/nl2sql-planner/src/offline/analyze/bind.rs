@@ -4,7 +4,7 @@
 
 use super::super::link::TypeClass;
 use super::super::text::is_money_word;
-use super::{Agg, Builder, Measure, Mention, RankKey, Target, is_singular};
+use super::{Agg, Builder, Measure, Mention, ROW_NOUNS, RankKey, Target, is_singular};
 
 impl Builder<'_> {
     /// Aggregation words bind to the next column or table.
@@ -20,8 +20,40 @@ impl Builder<'_> {
                 continue;
             }
             let Some(k) = self.mention_after(cue.end, 5) else {
+                // "how much of it", "how much is that": the amount of the thing named
+                // just before.
+                if let Some(m) = self.pronoun_measure(cue.agg, cue.start, cue.end) {
+                    out.push(self.push_measure(m));
+                    continue;
+                }
+                // "how many pubs": a counted value counts the rows of its table.
+                if cue.agg == Agg::Count
+                    && let Some(t) = self.mentions.iter().find_map(|m| match &m.target {
+                        Target::Value { column, .. }
+                            if m.start >= cue.end
+                                && m.start <= cue.end + 2
+                                && self.only_filler(cue.end, m.start) =>
+                        {
+                            Some(self.index.columns[*column].table)
+                        }
+                        _ => None,
+                    })
+                {
+                    out.push(self.push_measure(Measure {
+                        agg: Agg::Count,
+                        column: None,
+                        table: t,
+                        times: None,
+                        minus: None,
+                        distinct: false,
+                    }));
+                    continue;
+                }
                 if let Some(w) = self.unlinked_at(cue.end, 3) {
                     self.role_unlinked.push(w);
+                } else if cue.agg == Agg::Count && self.nothing_after(cue.end) {
+                    // "their type and count": the subject's own count column.
+                    self.count_named = true;
                 }
                 continue;
             };
@@ -37,7 +69,8 @@ impl Builder<'_> {
             let unit_column = units.then(|| self.unit_measure()).flatten();
             let replace = match m.target {
                 Target::Table(_) => true,
-                Target::Column(c) => !self.counts_units(c),
+                // A measure the question names ("units on hand") is the units counted.
+                Target::Column(c) => !self.counts_units(c) && !self.index.columns[c].is_measure(),
                 Target::Value { .. } => false,
             };
             let measure = match (&m.target, cue.agg) {
@@ -47,21 +80,49 @@ impl Builder<'_> {
                         column: Some(c),
                         table: self.index.columns[c].table,
                         times: None,
+                        minus: None,
+                        distinct: false,
+                    })
+                }
+                (Target::Table(t), Agg::Count) if cue.distinct => {
+                    let key = self.index.tables[*t]
+                        .columns
+                        .iter()
+                        .copied()
+                        .find(|c| self.index.columns[*c].is_pk);
+                    if key.is_some() {
+                        self.distinct_rows_of(k, *t);
+                    }
+                    Some(Measure {
+                        agg: Agg::Count,
+                        column: key,
+                        table: *t,
+                        times: None,
+                        minus: None,
+                        distinct: key.is_some(),
                     })
                 }
                 (Target::Table(t), Agg::Count) => Some(
-                    match self.index.count_column(*t).filter(|_| total_of_counts) {
+                    match self
+                        .index
+                        .count_column(*t)
+                        .filter(|c| total_of_counts || self.counts_things(m, *c))
+                    {
                         Some(c) => Measure {
                             agg: Agg::Sum,
                             column: Some(c),
                             table: *t,
                             times: None,
+                            minus: None,
+                            distinct: false,
                         },
                         None => Measure {
                             agg: Agg::Count,
                             column: None,
                             table: *t,
                             times: None,
+                            minus: None,
+                            distinct: false,
                         },
                     },
                 ),
@@ -71,12 +132,16 @@ impl Builder<'_> {
                         column: Some(q),
                         table: *t,
                         times: None,
+                        minus: None,
+                        distinct: false,
                     }),
                     None if agg == Agg::Sum => Some(Measure {
                         agg: Agg::Count,
                         column: None,
                         table: *t,
                         times: None,
+                        minus: None,
+                        distinct: false,
                     }),
                     None => self
                         .index
@@ -87,16 +152,25 @@ impl Builder<'_> {
                             column: Some(c),
                             table: *t,
                             times: None,
+                            minus: None,
+                            distinct: false,
                         }),
                 },
+                // "how many different defect types", "the number of unique customers who
+                // ordered": the distinct values of the column, or the distinct rows of the
+                // table (by its key).
                 (Target::Column(c), Agg::Count)
-                    if self.cues.distinct && !self.index.columns[*c].is_measure() =>
+                    if cue.distinct
+                        || (self.cues.distinct && !self.index.columns[*c].is_measure()) =>
                 {
-                    self.unsupported.push(format!(
-                        "counting the distinct values of {} is not expressible in a plan",
-                        self.index.columns[*c].name
-                    ));
-                    None
+                    Some(Measure {
+                        agg: Agg::Count,
+                        column: Some(*c),
+                        table: self.index.columns[*c].table,
+                        times: None,
+                        minus: None,
+                        distinct: true,
+                    })
                 }
                 (Target::Column(c), Agg::Count) => {
                     let col = &self.index.columns[*c];
@@ -108,6 +182,8 @@ impl Builder<'_> {
                             column: Some(*c),
                             table: col.table,
                             times: None,
+                            minus: None,
+                            distinct: false,
                         })
                     } else {
                         Some(Measure {
@@ -115,6 +191,8 @@ impl Builder<'_> {
                             column: None,
                             table: col.table,
                             times: None,
+                            minus: None,
+                            distinct: false,
                         })
                     }
                 }
@@ -127,6 +205,8 @@ impl Builder<'_> {
                         column: Some(*c),
                         table: col.table,
                         times: self.money_quantity(m, *c, agg),
+                        minus: None,
+                        distinct: false,
                     })
                 }
                 (Target::Value { .. }, _) => None,
@@ -137,6 +217,32 @@ impl Builder<'_> {
             }
         }
         out
+    }
+
+    /// "how many different machines had downtime": the rows of the counted table must have
+    /// rows in a table that refers to them and that the question names right after
+    /// (joined, not listed).
+    fn distinct_rows_of(&mut self, k: usize, t: usize) {
+        let end = self.mentions[k].end;
+        let other = self.mentions.iter().enumerate().find_map(|(j, m)| {
+            let r = match m.target {
+                Target::Table(r) => r,
+                Target::Column(c) if self.index.columns[c].is_measure() => {
+                    self.index.columns[c].table
+                }
+                _ => return None,
+            };
+            (j != k && !self.consumed[j] && m.start >= end && r != t && self.index.refers_to(r, t))
+                .then_some((j, r))
+        });
+        if let Some((j, r)) = other {
+            if matches!(self.mentions[j].target, Target::Table(_)) {
+                self.consumed[j] = true;
+            }
+            if !self.a.joined.contains(&r) {
+                self.a.joined.push(r);
+            }
+        }
     }
 
     /// "how many units did customers order": the number column that counts units
@@ -185,7 +291,10 @@ impl Builder<'_> {
                 .plain
                 .last()
                 .is_some_and(|p| ["unit", "quantity", "qty"].contains(&p.as_str()))
-                || col.plain.first().is_some_and(|p| p == "unit")
+                || col
+                    .plain
+                    .first()
+                    .is_some_and(|p| ["unit", "quantity", "qty"].contains(&p.as_str()))
                 || col.description.first().is_some_and(|d| d == "unit"))
     }
 
@@ -211,6 +320,66 @@ impl Builder<'_> {
                         .iter()
                         .any(|w| ["quantity", "qty"].contains(&w.as_str()))
             })
+    }
+
+    /// True when the words after a table mention name its rows ("defect records",
+    /// "maintenance entries"): a count of rows, not of the things a count column counts.
+    pub(super) fn rows_named(&self, m: &Mention) -> bool {
+        self.tokens.get(m.end).is_some_and(|t| t.is_any(ROW_NOUNS))
+            || self.tokens[m.start..m.end]
+                .last()
+                .is_some_and(|t| t.is_any(ROW_NOUNS))
+    }
+
+    /// "how many defects were found" over a table that counts its defects per row
+    /// (`defect_count`) asks for the things counted, not the rows; the rows are meant when
+    /// the question names them ("defect records"), asks whether they exist ("how many
+    /// faults are there"), or tests the count column on each row ("faults with a count
+    /// above 3").
+    fn counts_things(&self, m: &Mention, count_column: usize) -> bool {
+        let w = |k: usize| self.tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+        let there = (m.end..m.end + 3).any(|k| w(k) == "there");
+        !self.rows_named(m) && !there && !self.a.filters.iter().any(|f| f.column == count_column)
+    }
+
+    /// True when no content word follows `from`.
+    fn nothing_after(&self, from: usize) -> bool {
+        self.tokens[from.min(self.tokens.len())..].iter().all(|t| {
+            t.kind != super::super::text::TokenKind::Word
+                || super::super::text::is_function_word(&t.lower)
+                || super::super::text::is_stop_word(&t.lower)
+        })
+    }
+
+    /// "how much of it": an amount whose target is a pronoun (or nothing) is the quantity
+    /// of the table named last before the cue.
+    fn pronoun_measure(&self, agg: Agg, start: usize, end: usize) -> Option<Measure> {
+        if agg == Agg::Count {
+            return None;
+        }
+        let w = |k: usize| self.tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+        let pronoun = matches!(
+            (w(end), w(end + 1)),
+            ("of", "it" | "them" | "that" | "this")
+        ) || matches!(w(end), "is" | "was" | "are" | "were")
+            && matches!(w(end + 1), "it" | "that" | "there")
+            || w(end).is_empty();
+        if !pronoun {
+            return None;
+        }
+        let t = self.mentions.iter().rev().find_map(|m| match m.target {
+            Target::Table(t) if m.end <= start => Some(t),
+            _ => None,
+        })?;
+        let c = self.index.quantity_column(t)?;
+        Some(Measure {
+            agg,
+            column: Some(c),
+            table: t,
+            times: None,
+            minus: None,
+            distinct: false,
+        })
     }
 
     pub(super) fn push_measure(&mut self, m: Measure) -> usize {
@@ -247,6 +416,8 @@ impl Builder<'_> {
                 column: None,
                 table: t,
                 times: None,
+                minus: None,
+                distinct: false,
             });
             out.push((start, m));
         }
@@ -281,6 +452,16 @@ impl Builder<'_> {
             // "by machine count": a ranking key.
             if let Some(m) = self.noun_count_at(g) {
                 rank_key = Some(RankKey::Measure(m));
+                continue;
+            }
+            // "per month", "by year": the date of the measured rows, by calendar period.
+            if let Some(grain) = self.grain_at(g)
+                && let Some(c) = self.grain_column()
+            {
+                if !self.a.group_by.contains(&c) {
+                    self.a.group_by.push(c);
+                    self.a.grains.push((c, grain));
+                }
                 continue;
             }
             let Some(k) = self.mention_after(g, 2) else {
@@ -333,6 +514,34 @@ impl Builder<'_> {
             }
         }
         rank_key
+    }
+
+    /// A calendar period named at `at` (after one `the`): "month", "year".
+    fn grain_at(&self, at: usize) -> Option<super::Grain> {
+        let w = |k: usize| self.tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+        let at = if w(at) == "the" { at + 1 } else { at };
+        match w(at) {
+            "month" | "months" => Some(super::Grain::Month),
+            "year" | "years" => Some(super::Grain::Year),
+            _ => None,
+        }
+    }
+
+    /// The date column a calendar grouping groups: the date of the first measure's table,
+    /// else of the first table the question names, else the nearest date.
+    fn grain_column(&self) -> Option<usize> {
+        let tables = self
+            .a
+            .measures
+            .iter()
+            .map(|m| m.table)
+            .chain(self.mentions.iter().map(|m| self.table_of(m)));
+        for t in tables {
+            if let Some(c) = self.index.time_column(t) {
+                return Some(c);
+            }
+        }
+        None
     }
 
     /// True when an average of a column of `table` is asked for: each row of `table`
@@ -431,6 +640,8 @@ impl Builder<'_> {
                     column: None,
                     table,
                     times: None,
+                    minus: None,
+                    distinct: false,
                 });
                 *rank = Some((RankKey::Measure(m), s.desc, Some(1)));
                 continue;

@@ -26,6 +26,12 @@ const SOURCE_NOUNS: &[&str] = &[
     "source",
 ];
 
+/// Nouns for the rows of a table ("defect records"): counting them counts rows, even
+/// when the table has a count column of its own.
+pub(super) const ROW_NOUNS: &[&str] = &[
+    "record", "records", "entry", "entries", "row", "rows", "log", "logs",
+];
+
 /// The highest link score of a word found only in a table or column description.
 const DESCRIPTION_SCORE: u32 = 3;
 
@@ -41,6 +47,12 @@ pub(crate) struct Measure {
     /// A second column of the same table that `column` is multiplied by before
     /// aggregating: "spend" over a unit price is the price times the quantity.
     pub(crate) times: Option<usize>,
+    /// A second column of the same table subtracted from `column` before aggregating:
+    /// "the difference between units planned and units produced".
+    pub(crate) minus: Option<usize>,
+    /// Aggregates each distinct value of `column` once: `COUNT(DISTINCT column)` ("how
+    /// many different defect types").
+    pub(crate) distinct: bool,
 }
 
 /// An output column.
@@ -50,6 +62,15 @@ pub(crate) enum Output {
     Column(usize),
     /// A measure, by index.
     Measure(usize),
+}
+
+/// A calendar period that a date column is grouped by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Grain {
+    /// The calendar year (`YEAR(d)`).
+    Year,
+    /// The month (`DATE_TRUNC('month', d)`: the first day of the month).
+    Month,
 }
 
 /// A literal of a filter.
@@ -105,10 +126,18 @@ pub(crate) struct Analysis {
     pub(crate) measures: Vec<Measure>,
     /// Grouping columns.
     pub(crate) group_by: Vec<usize>,
+    /// Date columns of `group_by` that are grouped by a calendar period ("per month").
+    pub(crate) grains: Vec<(usize, Grain)>,
     /// Row filters.
     pub(crate) filters: Vec<Filter>,
     /// Group filters.
     pub(crate) having: Vec<Having>,
+    /// Tables whose matching rows must be absent ("machines that never had maintenance"):
+    /// left-joined, with their key `IS NULL`.
+    pub(crate) absent: Vec<usize>,
+    /// Tables joined only so that the listed rows have rows there ("categories produced
+    /// in a run").
+    pub(crate) joined: Vec<usize>,
     /// Sort keys: an output and descending?
     pub(crate) order: Vec<(Output, bool)>,
     /// Row limit.
@@ -121,6 +150,29 @@ pub(crate) struct Analysis {
     pub(crate) notes: Vec<String>,
     /// Sum of the link scores (to rank datasources).
     pub(crate) score: u32,
+}
+
+impl Analysis {
+    /// Groups by column `to` wherever the analysis grouped, listed or ordered by `from`.
+    pub(crate) fn regroup(&mut self, from: usize, to: usize) {
+        let swap = |c: &mut usize| {
+            if *c == from {
+                *c = to;
+            }
+        };
+        self.group_by.iter_mut().for_each(swap);
+        for o in self
+            .outputs
+            .iter_mut()
+            .chain(self.order.iter_mut().map(|(o, _)| o))
+        {
+            if let Output::Column(c) = o {
+                swap(c);
+            }
+        }
+        self.notes
+            .push("grouped by the key the other datasource shares".into());
+    }
 }
 
 /// Why a question could not be analysed: the words that link to nothing.
@@ -191,6 +243,9 @@ pub(crate) fn analyze(
         negations_used: vec![false; cues.negations.len()],
         noun_counts: Vec::new(),
         sum_havings: Vec::new(),
+        filter_tokens: vec![false; tokens.len()],
+        count_named: false,
+        arithmetic: None,
     }
     .run()
 }
@@ -211,6 +266,13 @@ struct Builder<'a> {
     noun_counts: Vec<(usize, usize)>,
     /// Conditions on a column's sum per group (HAVING SUM): column, operator, bound.
     sum_havings: Vec<(usize, CmpOp, f64)>,
+    /// Tokens that spell a value filter, with the column or table word that names it
+    /// ("the Day shift"): filler between a cue and what it binds to.
+    filter_tokens: Vec<bool>,
+    /// A listing asks for the subject's own count ("their type and count").
+    count_named: bool,
+    /// A measure computed from two columns of one table: (multiply?, first, second).
+    arithmetic: Option<(bool, usize, usize)>,
 }
 
 impl Builder<'_> {
@@ -224,6 +286,22 @@ impl Builder<'_> {
                     unlinked
                 },
                 reason: "no word of the question names a table, column or known value".into(),
+            });
+        }
+        // "Swiss vendors" where no country column can hold Switzerland: a filter the
+        // question asks for and the plan would drop.
+        let countries: Vec<String> = (0..self.tokens.len())
+            .filter(|i| {
+                !self.cues.used[*i]
+                    && unlinked.contains(&self.tokens[*i].raw)
+                    && super::link::names_country(self.tokens, *i)
+            })
+            .map(|i| self.tokens[i].raw.clone())
+            .collect();
+        if !countries.is_empty() {
+            return Err(Unlinked {
+                words: countries,
+                reason: "no country column of the schema holds that country".into(),
             });
         }
         self.a.score = self.mentions.iter().map(|m| m.score).sum();
@@ -252,8 +330,11 @@ impl Builder<'_> {
             });
         }
         self.value_filters();
-        // "machines that never had maintenance": a negation that negates no value asks
-        // for rows without matches, which a plan cannot express.
+        // "machines that never had maintenance", "products with no runs": a negation of
+        // a table (or of a verb that names one of its columns) asks for rows without
+        // matching rows there (an anti-join).
+        self.absent_tables();
+        // Any other negation that negates no value is not understood.
         if let Some(p) = self.negations_used.iter().position(|u| !u) {
             let word = self.tokens[self.cues.negations[p]].raw.clone();
             return Err(Unlinked {
@@ -261,13 +342,27 @@ impl Builder<'_> {
                 reason: format!("the negation '{word}' negates no known value"),
             });
         }
+        self.arithmetic = self.arithmetic();
         let count_havings = self.comparisons();
         self.noun_counts = self.noun_counts();
         let mut agg_measures = self.aggregations();
+        self.apply_arithmetic(&mut agg_measures);
         agg_measures.extend(self.noun_counts.iter().map(|(_, m)| *m));
         let rank_by_group = self.groups(&agg_measures);
         let mut rank = None;
         self.superlatives(&agg_measures, &mut rank);
+        // "Rank the machines by total units produced": a grouping by a measure, with no
+        // count, orders every group by it.
+        if rank.is_none()
+            && self.cues.top.is_none()
+            && let Some(RankKey::Measure(m)) = &rank_by_group
+        {
+            rank = Some((
+                RankKey::Measure(*m),
+                self.cues.order_desc.unwrap_or(true),
+                None,
+            ));
+        }
         if rank.is_none()
             && let Some((n, desc, _)) = self.cues.top
         {
@@ -410,10 +505,11 @@ impl Builder<'_> {
     fn only_filler(&self, from: usize, to: usize) -> bool {
         (from..to).all(|i| {
             let t = &self.tokens[i];
-            let in_value = self
-                .mentions
-                .iter()
-                .any(|m| matches!(m.target, Target::Value { .. }) && m.start <= i && i < m.end);
+            let in_value = self.filter_tokens[i]
+                || self
+                    .mentions
+                    .iter()
+                    .any(|m| matches!(m.target, Target::Value { .. }) && m.start <= i && i < m.end);
             !self.cues.barriers[i]
                 && (in_value
                     || self.cues.used[i]
@@ -535,6 +631,139 @@ impl Builder<'_> {
             });
             if adjacent {
                 self.consumed[k] = true;
+                self.filter_tokens[m.start..m.end]
+                    .iter_mut()
+                    .for_each(|t| *t = true);
+            }
+        }
+    }
+
+    /// Negations followed (within three words) by a table, or by a past participle that
+    /// names a number column of a table: rows of that table must be absent.
+    fn absent_tables(&mut self) {
+        for (p, &n) in self.cues.negations.iter().enumerate() {
+            if self.negations_used[p] {
+                continue;
+            }
+            let found = self.mentions.iter().enumerate().find_map(|(k, m)| {
+                if self.consumed[k] || m.start <= n || m.start - n > 3 {
+                    return None;
+                }
+                match m.target {
+                    Target::Table(t) => Some((k, t)),
+                    Target::Column(c)
+                        if self.index.columns[c].is_measure()
+                            && self.tokens[m.end - 1].lower.ends_with("ed") =>
+                    {
+                        Some((k, self.index.columns[c].table))
+                    }
+                    _ => None,
+                }
+            });
+            let Some((k, t)) = found else { continue };
+            // The rows that lack matches must be of another table that `t` refers to.
+            let subject = self
+                .mentions
+                .iter()
+                .enumerate()
+                .find_map(|(j, m)| match m.target {
+                    Target::Table(s) if j != k && s != t && self.index.refers_to(t, s) => Some(s),
+                    Target::Column(c)
+                        if j != k
+                            && self.index.columns[c].table != t
+                            && self.index.refers_to(t, self.index.columns[c].table) =>
+                    {
+                        Some(self.index.columns[c].table)
+                    }
+                    _ => None,
+                });
+            if subject.is_none()
+                || self.index.tables[t]
+                    .columns
+                    .iter()
+                    .all(|c| !self.index.columns[*c].is_pk)
+            {
+                continue;
+            }
+            self.consumed[k] = true;
+            self.negations_used[p] = true;
+            if !self.a.absent.contains(&t) {
+                self.a.absent.push(t);
+            }
+        }
+    }
+
+    /// "quantity times unit price", "units planned minus units produced", "the difference
+    /// between X and Y": two number columns of one table combined into one measure. Both
+    /// mentions are consumed.
+    fn arithmetic(&mut self) -> Option<(bool, usize, usize)> {
+        if self.cues.aggs.is_empty() {
+            return None;
+        }
+        let w = |k: usize| self.tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+        let number = |k: usize| match self.mentions[k].target {
+            Target::Column(c) if self.index.columns[c].is_measure() => Some(c),
+            _ => None,
+        };
+        for k in 0..self.mentions.len() {
+            if self.consumed[k] {
+                continue;
+            }
+            let Some(a) = number(k) else { continue };
+            let end = self.mentions[k].end;
+            // "the difference between A and B".
+            let between = self.mentions[k].start >= 2
+                && w(self.mentions[k].start - 1) == "between"
+                && matches!(w(self.mentions[k].start - 2), "difference" | "gap");
+            let (times, len) = match (w(end), w(end + 1)) {
+                ("times" | "x", _) | ("multiplied", "by") if !between => {
+                    (true, if w(end) == "multiplied" { 2 } else { 1 })
+                }
+                ("minus", _) if !between => (false, 1),
+                ("and", _) if between => (false, 1),
+                _ => continue,
+            };
+            let Some(j) = (k + 1..self.mentions.len()).find(|j| {
+                self.mentions[*j].start == end + len || self.mentions[*j].start == end + len + 1
+            }) else {
+                continue;
+            };
+            let Some(b) = number(j) else { continue };
+            if self.index.columns[a].table != self.index.columns[b].table || a == b {
+                continue;
+            }
+            self.consumed[k] = true;
+            self.consumed[j] = true;
+            return Some((times, a, b));
+        }
+        None
+    }
+
+    /// Makes the first measure of an aggregation the computed one ("the combined value
+    /// (quantity times unit price)"), or adds it as a sum when the question aggregates
+    /// nothing else.
+    fn apply_arithmetic(&mut self, agg_measures: &mut Vec<usize>) {
+        let Some((times, a, b)) = self.arithmetic else {
+            return;
+        };
+        let table = self.index.columns[a].table;
+        let computed = |agg: Agg| Measure {
+            agg: if agg == Agg::Count { Agg::Sum } else { agg },
+            column: Some(a),
+            table,
+            times: times.then_some(b),
+            minus: (!times).then_some(b),
+            distinct: false,
+        };
+        match agg_measures.first() {
+            Some(&m) => {
+                let agg = self.a.measures[m].agg;
+                self.a.measures[m] = computed(agg);
+            }
+            None => {
+                let agg = self.cues.aggs.first().map_or(Agg::Sum, |c| c.agg);
+                let m = self.push_measure(computed(agg));
+                agg_measures.push(m);
             }
         }
     }
@@ -578,7 +807,7 @@ impl Builder<'_> {
 
     /// Numeric comparisons become filters on the nearest numeric column; a comparison
     /// followed by a table (`more than 2 machines`) becomes a count condition.
-    fn comparisons(&mut self) -> Vec<(usize, CmpOp, f64)> {
+    fn comparisons(&mut self) -> Vec<(usize, CmpOp, f64, bool)> {
         let mut count_havings = Vec::new();
         for cue in &self.cues.comparisons {
             let total = self.total_marker(cue.start, cue.end);
@@ -606,8 +835,9 @@ impl Builder<'_> {
                 (Some(k), _) if matches!(self.mentions[k].target, Target::Table(_)) => {
                     self.consumed[k] = true;
                     let t = self.table_of(&self.mentions[k]);
+                    let rows = self.rows_named(&self.mentions[k]);
                     for (op, v) in &cue.bounds {
-                        count_havings.push((t, *op, *v));
+                        count_havings.push((t, *op, *v, rows));
                     }
                     continue;
                 }

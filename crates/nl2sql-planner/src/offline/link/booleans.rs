@@ -35,13 +35,28 @@ pub(super) fn booleans(
     index: &SchemaIndex,
     taken: &mut [bool],
 ) -> Vec<Mention> {
-    let columns: Vec<(usize, &[String])> = index
+    let mut columns: Vec<(usize, &[String])> = index
         .columns
         .iter()
         .enumerate()
         .filter(|(_, c)| c.class == TypeClass::Boolean)
         .filter_map(|(i, c)| adjective(&c.plain).map(|a| (i, a)))
         .collect();
+    // A boolean column described in a short phrase ("Still sold", "Discontinued") is also
+    // named by the whole phrase: "products we still sell" are `is_active`; "sold" alone is
+    // not.
+    columns.extend(
+        index
+            .columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                c.class == TypeClass::Boolean
+                    && !c.phrase.is_empty()
+                    && c.phrase.first().is_some_and(|w| w != "whether")
+            })
+            .map(|(i, c)| (i, c.phrase.as_slice())),
+    );
     if columns.is_empty() {
         return Vec::new();
     }

@@ -16,10 +16,12 @@ use super::text::{
 };
 
 mod booleans;
+mod countries;
 mod listed;
 mod names;
 mod values;
 
+pub(crate) use countries::names_country;
 use names::names;
 use values::{proper_nouns, values_exact, values_partial};
 
@@ -96,6 +98,9 @@ pub(crate) struct ColumnInfo {
     pub(crate) synonyms: Vec<Vec<String>>,
     /// Stems of its description.
     pub(crate) description: Vec<String>,
+    /// A description of at most three words, every word stemmed without the synonym list
+    /// ("Still sold" → `still sell`): a phrase that names the column.
+    pub(crate) phrase: Vec<String>,
     /// Sample values of text columns.
     pub(crate) samples: Vec<Sample>,
     /// The samples are all the values the column holds.
@@ -127,6 +132,9 @@ pub(crate) struct TableInfo {
     pub(crate) plain: Vec<String>,
     /// Stems of its description.
     pub(crate) description: Vec<String>,
+    /// Other names of the table: a description that starts with a short noun phrase and a
+    /// colon ("Order lines: one product per line") names the table by that phrase.
+    pub(crate) synonyms: Vec<Vec<String>>,
     /// Indexes of its columns, in table order.
     pub(crate) columns: Vec<usize>,
 }
@@ -172,6 +180,11 @@ impl SchemaIndex {
                     .and_then(|m| m.description.as_deref())
                     .map(text_stems)
                     .unwrap_or_default(),
+                synonyms: tmeta
+                    .and_then(|m| m.description.as_deref())
+                    .and_then(description_head)
+                    .into_iter()
+                    .collect(),
                 columns: Vec::new(),
             };
             for column in table.columns.values() {
@@ -225,6 +238,10 @@ impl SchemaIndex {
                     description: cmeta
                         .and_then(|m| m.description.as_deref())
                         .map(text_stems)
+                        .unwrap_or_default(),
+                    phrase: cmeta
+                        .and_then(|m| m.description.as_deref())
+                        .map(short_phrase)
                         .unwrap_or_default(),
                     exhaustive: stats.is_some_and(|st| {
                         st.distinct_count > 0
@@ -290,6 +307,44 @@ impl SchemaIndex {
             .or_else(|| cols.iter().find(|c| self.columns[**c].is_pk).copied())
             .or_else(|| cols.iter().find(text).copied())
             .or_else(|| cols.first().copied())
+    }
+
+    /// True when the label of `table` is only its key (it has no name column).
+    pub(crate) fn label_is_key(&self, table: usize) -> bool {
+        self.label_column(table)
+            .is_some_and(|c| self.columns[c].is_key)
+    }
+
+    /// The text column of `table` that records a person who acted: named `…_by`, else an
+    /// agent noun (`operator`, `inspector`, `technician`).
+    pub(crate) fn person_column(&self, table: usize) -> Option<usize> {
+        let cols = &self.tables.get(table)?.columns;
+        let text = |c: usize| self.columns[c].class == TypeClass::Text && !self.columns[c].is_key;
+        let by = cols
+            .iter()
+            .copied()
+            .find(|c| text(*c) && self.columns[*c].name.to_lowercase().ends_with("_by"));
+        by.or_else(|| {
+            cols.iter().copied().find(|c| {
+                let words = split_ident(&self.columns[*c].name);
+                text(*c)
+                    && words.last().is_some_and(|w| {
+                        ["or", "er", "ist", "ian"].iter().any(|e| w.ends_with(e)) && w.len() > 4
+                    })
+            })
+        })
+    }
+
+    /// True when `from` refers to `to` by a foreign key, directly or through one table in
+    /// between (`defects` → `production_runs` → `products`).
+    pub(crate) fn refers_to(&self, from: usize, to: usize) -> bool {
+        let direct =
+            |a: usize, b: usize| self.foreign_keys.iter().any(|f| f.from == a && f.to == b);
+        direct(from, to)
+            || self
+                .foreign_keys
+                .iter()
+                .any(|f| f.from == from && f.to != from && direct(f.to, to))
     }
 
     /// The first date or timestamp column of `table`, by column order.
@@ -358,6 +413,29 @@ impl SchemaIndex {
     }
 }
 
+/// The words of a description of at most three words, stemmed without synonyms; empty
+/// for longer descriptions.
+fn short_phrase(description: &str) -> Vec<String> {
+    let words: Vec<String> = tokenize(description)
+        .into_iter()
+        .filter(|t| t.kind == super::text::TokenKind::Word)
+        .map(|t| stem(&t.lower))
+        .collect();
+    if words.len() <= 3 { words } else { Vec::new() }
+}
+
+/// The stems of a description's leading noun phrase of one to three words before a colon
+/// ("Order lines: one product per line" → `order line`).
+fn description_head(description: &str) -> Option<Vec<String>> {
+    let (head, _) = description.split_once(':')?;
+    let words: Vec<String> = tokenize(head)
+        .into_iter()
+        .filter(|t| t.kind == super::text::TokenKind::Word)
+        .map(|t| t.stem)
+        .collect();
+    (1..=3).contains(&words.len()).then_some(words)
+}
+
 /// What a mention links to.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Target {
@@ -389,8 +467,9 @@ pub(crate) struct Mention {
     pub(crate) target: Target,
     /// The score of the choice.
     pub(crate) score: u32,
-    /// Equally scored targets before ties were resolved (empty when there was no tie).
-    pub(crate) alternatives: Vec<Target>,
+    /// Equally (or, for words inside longer names, nearly equally) scored targets before
+    /// ties were resolved, with their scores (empty when there was no tie).
+    pub(crate) alternatives: Vec<(Target, u32)>,
 }
 
 impl Mention {
@@ -416,10 +495,14 @@ pub(crate) fn link(
     // industry value "Automotive" inside it.
     let mut mentions = proper_nouns(text, tokens, used, index, &mut taken);
     mentions.extend(values_exact(tokens, used, index, &mut taken));
+    mentions.extend(values::phrasal_values(tokens, used, index, &mut taken));
     mentions.extend(booleans::booleans(tokens, used, index, &mut taken));
+    mentions.extend(countries::countries(tokens, used, index, &mut taken));
     mentions.extend(names(tokens, used, index, &mut taken));
     mentions.extend(values_partial(tokens, used, index, &mut taken));
     mentions.extend(values::place_names(text, tokens, used, index, &mut taken));
+    let named = values::named_values(text, tokens, used, index, &mut taken, &mentions);
+    mentions.extend(named);
     let prefer = match tokens.first().map(|t| t.lower.as_str()) {
         Some("who" | "where") => Some(TypeClass::Text),
         Some("when") => Some(TypeClass::Time),
@@ -531,18 +614,33 @@ fn merge_qualified(mentions: Vec<Mention>, tokens: &[Token], index: &SchemaIndex
     out
 }
 
+/// The score of a table found by one word of its name: the best a partial match gets.
+const PARTIAL_SCORE: u32 = 8;
+
 /// Candidates of one span before context is known.
 pub(super) type Candidates = Vec<(Target, u32)>;
 
 /// A mention with its best-scored candidates; ties are resolved by `resolve_ties`.
 pub(super) fn pending(start: usize, end: usize, mut cands: Candidates) -> Mention {
     let best = cands.iter().map(|(_, s)| *s).max().unwrap_or(0);
-    cands.retain(|(_, s)| *s == best);
-    let alternatives: Vec<Target> = cands.into_iter().map(|(t, _)| t).collect();
+    // A word found inside longer names ("kind" in `machine_types` and in
+    // `maintenance_type`) is weak evidence for any of them: the context decides between
+    // candidates one point apart.
+    let floor = if best <= PARTIAL_SCORE {
+        best.saturating_sub(1)
+    } else {
+        best
+    };
+    cands.retain(|(_, s)| *s >= floor);
+    cands.sort_by_key(|(_, s)| std::cmp::Reverse(*s));
+    let alternatives: Candidates = cands;
     Mention {
         start,
         end,
-        target: alternatives.first().cloned().unwrap_or(Target::Table(0)),
+        target: alternatives
+            .first()
+            .map(|(t, _)| t.clone())
+            .unwrap_or(Target::Table(0)),
         score: best,
         alternatives: if alternatives.len() > 1 {
             alternatives
@@ -563,7 +661,7 @@ fn table_of(target: &Target, index: &SchemaIndex) -> usize {
 /// unambiguously elsewhere, then one adjacent by foreign key to such a table, then a
 /// table's label column, then the smallest table and column name.
 fn resolve_ties(mentions: &mut [Mention], index: &SchemaIndex, prefer: Option<TypeClass>) {
-    let alternatives = |m: &Mention| -> Option<Vec<Target>> {
+    let alternatives = |m: &Mention| -> Option<Vec<(Target, u32)>> {
         (!m.alternatives.is_empty()).then(|| m.alternatives.clone())
     };
     let mut context: Vec<usize> = mentions
@@ -593,7 +691,7 @@ fn resolve_ties(mentions: &mut [Mention], index: &SchemaIndex, prefer: Option<Ty
             continue;
         };
         let neighbours = neighbours_of(&context);
-        let key = |t: &Target| {
+        let key = |(t, score): &(Target, u32)| {
             let table = table_of(t, index);
             let in_context = context.contains(&table);
             let adjacent = neighbours.contains(&table);
@@ -615,6 +713,7 @@ fn resolve_ties(mentions: &mut [Mention], index: &SchemaIndex, prefer: Option<Ty
             (
                 !in_context,
                 !adjacent,
+                std::cmp::Reverse(*score),
                 !preferred,
                 !is_table,
                 !label,
@@ -622,8 +721,9 @@ fn resolve_ties(mentions: &mut [Mention], index: &SchemaIndex, prefer: Option<Ty
                 col_name,
             )
         };
-        if let Some(best) = alts.iter().min_by_key(|t| key(t)) {
+        if let Some((best, score)) = alts.iter().min_by_key(|t| key(t)) {
             m.target = best.clone();
+            m.score = *score;
             context.push(table_of(best, index));
         }
     }

@@ -7,7 +7,9 @@
 //! (the list reads "amount" as "quantity"). Money words with no name of their own
 //! ("revenue", "spend") link to the money columns.
 
-use super::super::text::{Token, TokenKind, is_function_word, is_money_word, is_stop_word, stem};
+use super::super::text::{
+    Token, TokenKind, canonical, is_function_word, is_money_word, is_stop_word, rate_unit, stem,
+};
 use super::{Candidates, Mention, SchemaIndex, Target, pending};
 
 /// Name words of money columns, best first: an amount or total, then a price, then a cost.
@@ -80,6 +82,10 @@ pub(super) fn names(
 fn name_candidates(span: &[Token], money: bool, index: &SchemaIndex) -> Candidates {
     let stems: Vec<&str> = span.iter().map(|t| t.stem.as_str()).collect();
     let plain: Vec<String> = span.iter().map(|t| stem(&t.lower)).collect();
+    // "hourly capacity" names `capacity_per_hour`: a rate adjective is "per" its unit.
+    if let Some(cands) = rate_names(span, index) {
+        return cands;
+    }
     let mut cands = whole_names(&stems, index);
     let synonym_only = !cands.is_empty() && !cands.iter().any(|(t, _)| literal(t, &plain, index));
     if cands.is_empty() || synonym_only {
@@ -121,6 +127,33 @@ fn name_candidates(span: &[Token], money: bool, index: &SchemaIndex) -> Candidat
     cands
 }
 
+/// "hourly capacity", "daily output": a span with a rate adjective ("hourly") read with
+/// the adjective as "per" its unit after the other words ("capacity per hour"), when that
+/// is a whole column name.
+fn rate_names(span: &[Token], index: &SchemaIndex) -> Option<Candidates> {
+    if span.len() < 2 {
+        return None;
+    }
+    let (k, unit) = span
+        .iter()
+        .enumerate()
+        .find_map(|(k, t)| rate_unit(&t.lower).map(|u| (k, u)))?;
+    let mut rewritten: Vec<String> = span
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != k)
+        .map(|(_, t)| t.stem.clone())
+        .collect();
+    rewritten.push(canonical("per"));
+    rewritten.push(canonical(unit));
+    let stems: Vec<&str> = rewritten.iter().map(String::as_str).collect();
+    let cands: Candidates = whole_names(&stems, index)
+        .into_iter()
+        .filter(|(t, _)| matches!(t, Target::Column(_)))
+        .collect();
+    (!cands.is_empty()).then_some(cands)
+}
+
 /// Whole table names, table-qualified column names, column names and column synonyms.
 fn whole_names(stems: &[&str], index: &SchemaIndex) -> Candidates {
     let n = u32::try_from(stems.len()).unwrap_or(0);
@@ -129,6 +162,8 @@ fn whole_names(stems: &[&str], index: &SchemaIndex) -> Candidates {
     for (t, table) in index.tables.iter().enumerate() {
         if eq(&table.stems) {
             cands.push((Target::Table(t), 20 + 2 * n));
+        } else if table.synonyms.iter().any(|s| eq(s)) {
+            cands.push((Target::Table(t), 18 + 2 * n));
         }
     }
     for (c, col) in index.columns.iter().enumerate() {
@@ -180,9 +215,18 @@ fn word_in_names(s: &str, plain: &str, index: &SchemaIndex) -> Candidates {
     let via_synonym_head = |stems: &[String], plains: &[String]| {
         plains.iter().any(|x| x == plain) || stems.last().is_some_and(|x| x == s)
     };
+    // A code that identifies the word's thing (`factory_code` for "plant", a synonym of
+    // "factory") stands for it, as a name column would.
+    let identifies = |stems: &[String], plains: &[String]| {
+        matches!(stems, [first, _] if first == s)
+            && plains
+                .last()
+                .is_some_and(|w| ["code", "key", "number", "no"].contains(&w.as_str()))
+    };
     for (c, col) in index.columns.iter().enumerate() {
         if has(&col.stems, &col.plain)
-            && via_synonym_head(&col.stems, &col.plain)
+            && (via_synonym_head(&col.stems, &col.plain)
+                || (identifies(&col.stems, &col.plain) && col.class == super::TypeClass::Text))
             && !(col.is_key && col.stems.len() > 1)
         {
             cands.push((Target::Column(c), 7));
@@ -194,8 +238,8 @@ fn word_in_names(s: &str, plain: &str, index: &SchemaIndex) -> Candidates {
 }
 
 /// Several content words inside one table-qualified column name, in order, the last one
-/// in the column's own name ("factory code" in `ship_from_factory_code`, "order amount"
-/// in `orders.total_amount`).
+/// the column's head (last) word ("factory code" in `ship_from_factory_code`, "order
+/// amount" in `orders.total_amount`; "order line" is not `line_amount`).
 fn words_in_name(stems: &[&str], index: &SchemaIndex) -> Candidates {
     let n = u32::try_from(stems.len()).unwrap_or(0);
     let mut cands: Candidates = Vec::new();
@@ -203,11 +247,14 @@ fn words_in_name(stems: &[&str], index: &SchemaIndex) -> Candidates {
         return cands;
     }
     for (c, col) in index.columns.iter().enumerate() {
-        if col.is_key
-            || !stems
-                .last()
-                .is_some_and(|l| col.stems.iter().any(|x| x == l))
-        {
+        // The head: the last word that is not a grammar word (`ended_at` → "end").
+        let head = col
+            .stems
+            .iter()
+            .rev()
+            .find(|w| !is_function_word(w))
+            .map(String::as_str);
+        if col.is_key || stems.last() != head.as_ref() {
             continue;
         }
         let mut words = index.tables[col.table].stems.iter().chain(col.stems.iter());

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::super::text::{
-    Token, TokenKind, canonical, is_function_word, is_stop_word, source_text, stem,
+    Token, TokenKind, canonical, is_function_word, is_stop_word, singular, source_text, stem,
 };
 use super::{Candidates, Mention, Sample, SchemaIndex, Target, pending};
 
@@ -117,6 +117,12 @@ pub(super) fn values_exact(
             } else {
                 span.iter().map(|t| t.lower.as_str()).collect()
             };
+            // A plural that is not itself the name of a table or column.
+            let plural_of_value = n == 1
+                && span[0].kind == TokenKind::Word
+                && span[0].lower.ends_with('s')
+                && singular(&span[0].lower) != span[0].lower
+                && !names_schema(&span[0], index);
             let mut cands: Candidates = Vec::new();
             for (c, col) in index.columns.iter().enumerate() {
                 let hits: Vec<Value> = col
@@ -127,8 +133,14 @@ pub(super) fn values_exact(
                             s.value
                                 .as_str()
                                 .is_some_and(|v| v.to_lowercase() == span[0].lower)
+                        } else if s.words.iter().map(String::as_str).eq(words.iter().copied()) {
+                            true
                         } else {
-                            s.words.iter().map(String::as_str).eq(words.iter().copied())
+                            // "sold through distributors": the plural of a one-word value.
+                            n == 1
+                                && plural_of_value
+                                && s.words.len() == 1
+                                && singular(words[0]) == s.words[0]
                         }
                     })
                     .map(|s| s.value.clone())
@@ -182,6 +194,12 @@ fn names_column(tokens: &[Token], i: usize, index: &SchemaIndex) -> bool {
     // "shipped from" (`ship_from_…`) and "quantity received" (`quantity_received`).
     pair_names(tokens.get(i), tokens.get(i + 1))
         || (i > 0 && pair_names(tokens.get(i - 1), tokens.get(i)))
+}
+
+/// True when a word is a word of a table or column name.
+fn names_schema(t: &Token, index: &SchemaIndex) -> bool {
+    index.tables.iter().any(|x| x.stems.contains(&t.stem))
+        || index.columns.iter().any(|x| x.stems.contains(&t.stem))
 }
 
 /// Whether one token alone may be a whole value: quoted, or a content word (a stop word
@@ -309,6 +327,122 @@ pub(super) fn place_names(
         if !cands.is_empty() {
             taken[i..j].iter_mut().for_each(|t| *t = true);
             out.push(pending(i, j, cands));
+        }
+    }
+    out
+}
+
+/// "customers in the Marine industry", "the Acme supplier": capitalised words right
+/// before the name of a text column (or of a table whose label is a text column) that no
+/// known value matches are a value of that column, when its samples are not all its
+/// values (only a few values per column are sampled).
+pub(super) fn named_values(
+    text: &str,
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+    taken: &mut [bool],
+    mentions: &[Mention],
+) -> Vec<Mention> {
+    let mut out = Vec::new();
+    for m in mentions {
+        let Target::Column(c) = m.target else {
+            continue;
+        };
+        let col = &index.columns[c];
+        if col.class != super::TypeClass::Text || col.is_key || col.exhaustive {
+            continue;
+        }
+        let capital = |k: usize| {
+            let t = &tokens[k];
+            t.kind == TokenKind::Word
+                && !used[k]
+                && !taken[k]
+                && t.raw.chars().next().is_some_and(char::is_uppercase)
+                && !is_function_word(&t.lower)
+                && !is_stop_word(&t.lower)
+        };
+        let mut i = m.start;
+        while i > 1 && capital(i - 1) && tokens[i - 1].pos.1 + 1 >= tokens[i].pos.0 {
+            i -= 1;
+        }
+        if i == m.start {
+            continue;
+        }
+        let phrase = source_text(text, tokens, i, m.start);
+        taken[i..m.start].iter_mut().for_each(|t| *t = true);
+        out.push(pending(
+            i,
+            m.start,
+            vec![(
+                Target::Value {
+                    column: c,
+                    values: vec![Value::String(phrase)],
+                    exact: true,
+                    word: String::new(),
+                },
+                5,
+            )],
+        ));
+    }
+    out
+}
+
+/// Particles of phrasal verbs whose compound is a noun ("break down" → "breakdown").
+const PARTICLES: &[&str] = &["down", "up", "over", "out", "off", "in", "back"];
+
+/// "when a machine breaks down", "lines that changed over": a verb and its particle that
+/// together spell a one-word known value ("Breakdown", "Changeover") are that value.
+pub(super) fn phrasal_values(
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+    taken: &mut [bool],
+) -> Vec<Mention> {
+    let mut out = Vec::new();
+    for i in 0..tokens.len().saturating_sub(1) {
+        let (verb, particle) = (&tokens[i], &tokens[i + 1]);
+        let free = |k: usize| !used[k] && !taken[k] && tokens[k].kind == TokenKind::Word;
+        if !free(i) || !free(i + 1) || !PARTICLES.contains(&particle.lower.as_str()) {
+            continue;
+        }
+        let v = verb.lower.as_str();
+        let bases: Vec<&str> = std::iter::once(v)
+            .chain(
+                ["s", "es", "ed", "d", "ing"]
+                    .iter()
+                    .filter_map(|e| v.strip_suffix(e)),
+            )
+            .filter(|b| b.len() >= 3)
+            .collect();
+        let mut cands: Candidates = Vec::new();
+        for (c, col) in index.columns.iter().enumerate() {
+            let values: Vec<Value> = col
+                .samples
+                .iter()
+                .filter(|s| {
+                    s.words.len() == 1
+                        && bases
+                            .iter()
+                            .any(|b| s.words[0] == format!("{b}{}", particle.lower))
+                })
+                .map(|s| s.value.clone())
+                .collect();
+            if !values.is_empty() {
+                cands.push((
+                    Target::Value {
+                        column: c,
+                        values,
+                        exact: true,
+                        word: String::new(),
+                    },
+                    10,
+                ));
+            }
+        }
+        if !cands.is_empty() {
+            taken[i..i + 2].iter_mut().for_each(|t| *t = true);
+            out.push(pending(i, i + 2, cands));
         }
     }
     out

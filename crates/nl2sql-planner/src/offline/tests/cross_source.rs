@@ -167,6 +167,54 @@ fn a_comparison_word_makes_a_compare_group() {
 }
 
 #[test]
+fn side_by_side_and_next_to_each_other_are_a_comparison() {
+    const COMPARED: &str = "fleet[trip_count by depot_code] + billing[total_total_amount by depot_code] -> Compare(depot_code=depot_code)";
+    for q in [
+        "Per depot code, put the number of trips side by side with the total invoice amount.",
+        "For each depot code, show the number of trips and the total invoice amount side by side.",
+        "Show the number of trips and the total invoice amount next to each other, by depot code.",
+        "For each depot code, put the number of trips side-by-side with the total invoice amount.",
+    ] {
+        assert_eq!(shape(&ask(q)), COMPARED, "{q}");
+    }
+}
+
+#[test]
+fn an_entity_grouped_in_both_parts_is_grouped_by_the_code_they_share() {
+    for q in [
+        "For each depot, show the number of trips and the total invoice amount.",
+        "Show the number of trips and the total invoice amount per depot.",
+        // A leading "By depot," shared by two parts laid "next to" each other.
+        "By depot, show the number of trips next to the total invoice amount of that depot.",
+    ] {
+        let r = ask(q);
+        assert_eq!(shape(&r), JOINED, "{q}");
+        // The fleet scan's plan groups by the depot code too, though its text reads "per
+        // depot".
+        let fleet_sq = r
+            .sub_queries
+            .iter()
+            .find(|s| s.datasource_id == "fleet")
+            .unwrap();
+        let plan = super::super::OfflinePlanner::new()
+            .plan_sync(&crate::PlanRequest {
+                question: q.into(),
+                sub_query: fleet_sq.clone(),
+                dialect: nl2sql_state::Dialect::Sqlite,
+                schema: fleet(),
+                feedback: None,
+                today: Some("2024-05-15".into()),
+            })
+            .unwrap();
+        assert_eq!(
+            plan.group_by[0].expr.column_name.as_deref(),
+            Some("depot_code"),
+            "{q}: {plan:?}"
+        );
+    }
+}
+
+#[test]
 fn parts_that_one_datasource_reads_stay_one_scan() {
     let r = ask("How many trips were cancelled and how many were finished?");
     assert_eq!(r.sub_queries.len(), 1);

@@ -4,7 +4,10 @@
 //! are validated with the logical validator and rendered for SQLite against the real
 //! manufacturing fixture database.
 
+mod analyst;
 mod cross_source;
+mod distinct;
+mod phrasing;
 mod readings;
 mod rules;
 

@@ -1,0 +1,138 @@
+//! Counts of distinct values over a synthetic lending library (branches, members, books,
+//! loans) named unlike every fixture: "how many different X", "the number of unique X",
+//! "a count of distinct X", "how many separate X" are `COUNT(DISTINCT …)` of a column, or
+//! of a table's key when X is a table (joined to a table that refers to it when the
+//! question names one); a plain count stays `COUNT(*)`.
+
+use nl2sql_state::{SchemaContract, SchemaSnapshot};
+
+use super::rules::{check, describe};
+use super::{col, samples, table};
+
+/// A lending library: members of branches borrow books.
+fn library() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("library", "sqlite");
+    contract.add_table(table(
+        "branches",
+        vec![
+            col("id", "INTEGER", true),
+            col("name", "TEXT", false),
+            col("borough", "TEXT", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "members",
+        vec![
+            col("id", "INTEGER", true),
+            col("branch_id", "INTEGER", false),
+            col("name", "TEXT", false),
+            col("tier", "TEXT", false),
+        ],
+        vec![("branch_id", "branches")],
+    ));
+    contract.add_table(table(
+        "books",
+        vec![
+            col("id", "INTEGER", true),
+            col("title", "TEXT", false),
+            col("genre", "TEXT", false),
+            col("author", "TEXT", false),
+            col("page_count", "INTEGER", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "loans",
+        vec![
+            col("id", "INTEGER", true),
+            col("book_id", "INTEGER", false),
+            col("member_id", "INTEGER", false),
+            col("lent_on", "DATE", false),
+            col("late_fee", "REAL", false),
+        ],
+        vec![("book_id", "books"), ("member_id", "members")],
+    ));
+    let mut snapshot = SchemaSnapshot {
+        contract,
+        metadata: None,
+    };
+    describe(
+        &mut snapshot,
+        "books",
+        "genre",
+        samples(&["Mystery", "Poetry", "History"]),
+    );
+    describe(
+        &mut snapshot,
+        "members",
+        "tier",
+        samples(&["Gold", "Basic"]),
+    );
+    snapshot
+}
+
+#[test]
+fn how_many_different_values_of_a_column() {
+    let l = library();
+    let genres = "SELECT COUNT(DISTINCT b.genre) AS genre_count FROM books AS b LIMIT 10000";
+    for q in [
+        "How many different genres are there?",
+        "How many distinct genres do the books have?",
+        "What is the number of unique genres?",
+        "Give me the count of distinct genres.",
+        "Count the distinct genres.",
+    ] {
+        check(&l, q, genres);
+    }
+    check(
+        &l,
+        "How many unique authors wrote Mystery books?",
+        "SELECT COUNT(DISTINCT b.author) AS author_count FROM books AS b WHERE b.genre = 'Mystery' LIMIT 10000",
+    );
+    // Per group.
+    check(
+        &l,
+        "How many different authors are there per genre?",
+        "SELECT b.genre AS genre, COUNT(DISTINCT b.author) AS author_count FROM books AS b GROUP BY b.genre ORDER BY b.genre LIMIT 10000",
+    );
+    // A plain count still counts rows.
+    check(
+        &l,
+        "How many Mystery books are there?",
+        "SELECT COUNT(*) AS book_count FROM books AS b WHERE b.genre = 'Mystery' LIMIT 10000",
+    );
+}
+
+#[test]
+fn how_many_different_rows_of_a_table_count_its_key() {
+    let l = library();
+    // The rows must have rows in the table the question names after them.
+    check(
+        &l,
+        "How many different members borrowed books in 2023?",
+        "SELECT COUNT(DISTINCT m.id) AS member_count FROM members AS m INNER JOIN loans AS l ON m.id = l.member_id WHERE l.lent_on >= '2023-01-01' AND l.lent_on < '2024-01-01' LIMIT 10000",
+    );
+    check(
+        &l,
+        "How many separate books have loans?",
+        "SELECT COUNT(DISTINCT b.id) AS book_count FROM books AS b INNER JOIN loans AS l ON b.id = l.book_id LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_count_of_rows_repeated_by_a_join_counts_their_key() {
+    let l = library();
+    // Members joined to their loans: each member once.
+    check(
+        &l,
+        "How many members borrowed Mystery books?",
+        "SELECT COUNT(DISTINCT m.id) AS member_count FROM members AS m INNER JOIN loans AS l ON m.id = l.member_id INNER JOIN books AS b ON l.book_id = b.id WHERE b.genre = 'Mystery' LIMIT 10000",
+    );
+    // Loans joined to their book (one each) are not repeated.
+    check(
+        &l,
+        "How many loans of Mystery books were there?",
+        "SELECT COUNT(*) AS loan_count FROM loans AS l INNER JOIN books AS b ON l.book_id = b.id WHERE b.genre = 'Mystery' LIMIT 10000",
+    );
+}

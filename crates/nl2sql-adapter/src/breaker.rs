@@ -16,6 +16,17 @@ pub enum BreakerState {
     HalfOpen,
 }
 
+impl BreakerState {
+    /// `closed`, `open` or `half_open` (metric labels and logs).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BreakerState::Closed => "closed",
+            BreakerState::Open => "open",
+            BreakerState::HalfOpen => "half_open",
+        }
+    }
+}
+
 /// Breaker settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BreakerConfig {
@@ -101,7 +112,10 @@ impl CircuitBreaker {
         match error {
             Some(e) if e.error_code.counts_for_breaker() => {
                 inner.failures += 1;
+                metrics::counter!("nl2sql.breaker.failure", "breaker" => self.name.clone())
+                    .increment(1);
                 tracing::error!(
+                    target: "resilience",
                     breaker = %self.name,
                     failures = inner.failures,
                     code = %e.error_code,
@@ -124,7 +138,14 @@ impl CircuitBreaker {
 
     fn transition(&self, inner: &mut Inner, to: BreakerState) {
         if inner.state != to {
-            tracing::warn!(breaker = %self.name, from = ?inner.state, to = ?to, "circuit breaker state change");
+            metrics::counter!(
+                "nl2sql.breaker.state_change",
+                "breaker" => self.name.clone(),
+                "from" => inner.state.as_str(),
+                "to" => to.as_str()
+            )
+            .increment(1);
+            tracing::warn!(target: "resilience", breaker = %self.name, from = inner.state.as_str(), to = to.as_str(), "circuit breaker state change");
             inner.state = to;
         }
     }

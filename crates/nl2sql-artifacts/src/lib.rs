@@ -6,8 +6,9 @@
 //! The entry point is the async, object-safe [`ArtifactStore`] trait (`Arc<dyn
 //! ArtifactStore>` is `Send + Sync`), with two backends:
 //! - [`LocalArtifactStore`], the local filesystem (the default): the object is written under
-//!   a temporary name in the same directory, synced, then renamed; its blocking file work
-//!   runs on tokio's blocking pool.
+//!   a temporary name in the same directory, then renamed (and `fsync`ed, file and
+//!   directory, with `ArtifactDurability::Synced`); its blocking file work runs on tokio's
+//!   blocking pool.
 //! - [`ObjectArtifactStore`], object storage through the `object_store` crate, configured by
 //!   URL ([`ObjectArtifactStore::from_url`]): S3 (`s3://bucket/prefix`, backend `s3`), Azure
 //!   Data Lake / Blob (`abfs[s]://container@account.dfs.core.windows.net/prefix` or
@@ -40,7 +41,7 @@ use std::sync::Arc;
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
-use nl2sql_state::{ArtifactRef, PipelineError};
+use nl2sql_state::{ArtifactDurability, ArtifactRef, PipelineError};
 
 pub use local::LocalArtifactStore;
 pub use object::ObjectArtifactStore;
@@ -102,9 +103,13 @@ pub trait ArtifactStore: Send + Sync + std::fmt::Debug {
 /// The store for `base_uri` (spec: storage.md §1.2 `base_uri`): a filesystem path or a
 /// `file://` URL gives a [`LocalArtifactStore`], any other URL an [`ObjectArtifactStore`]
 /// built by [`ObjectArtifactStore::from_url`] with `options`. Errors are `INVALID_STATE`.
+///
+/// `durability` applies to a local store; an object store's single `put` is atomic and as
+/// durable as its service makes it.
 pub fn open_artifact_store<I, K, V>(
     base_uri: &str,
     template: PathTemplate,
+    durability: ArtifactDurability,
     options: I,
 ) -> Result<Arc<dyn ArtifactStore>, PipelineError>
 where
@@ -112,11 +117,13 @@ where
     K: AsRef<str>,
     V: Into<String>,
 {
-    if let Some(path) = base_uri.strip_prefix("file://") {
-        return Ok(Arc::new(LocalArtifactStore::new(path, template)?));
-    }
-    if !base_uri.contains("://") {
-        return Ok(Arc::new(LocalArtifactStore::new(base_uri, template)?));
+    let local = base_uri
+        .strip_prefix("file://")
+        .or_else(|| (!base_uri.contains("://")).then_some(base_uri));
+    if let Some(path) = local {
+        return Ok(Arc::new(
+            LocalArtifactStore::new(path, template)?.with_durability(durability),
+        ));
     }
     Ok(Arc::new(ObjectArtifactStore::from_url(
         base_uri, template, options,

@@ -1,6 +1,7 @@
 //! The local filesystem backend: `<base>/<rendered template>`, written through a temporary
-//! file in the same directory, synced, then renamed. The file work is blocking and runs on
-//! tokio's blocking pool (inline when there is no runtime).
+//! file in the same directory, then renamed (with `fsync`s of the file and the directory
+//! when the store's [`ArtifactDurability`] is `Synced`). The file work is blocking and runs
+//! on tokio's blocking pool (inline when there is no runtime).
 
 use std::fs::{self, File};
 use std::io::Write as _;
@@ -10,7 +11,9 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use bytes::Bytes;
-use nl2sql_state::{ArtifactRef, ErrorCode, PipelineError, Severity, sha256_hex};
+use nl2sql_state::{
+    ArtifactDurability, ArtifactRef, ErrorCode, PipelineError, Severity, sha256_hex,
+};
 
 use crate::integrity::{read_error, verify_and_decode};
 use crate::{
@@ -25,15 +28,21 @@ const TMP_MARKER: &str = ".tmp-";
 pub struct LocalArtifactStore {
     base: PathBuf,
     template: PathTemplate,
+    durability: ArtifactDurability,
 }
 
 impl LocalArtifactStore {
-    /// A store under `base` (created if missing) with `template`.
+    /// A store under `base` (created if missing) with `template`, writing with the default
+    /// durability ([`ArtifactDurability::Atomic`]).
     pub fn new(base: impl AsRef<Path>, template: PathTemplate) -> Result<Self, PipelineError> {
         let base = base.as_ref();
         fs::create_dir_all(base)
             .and_then(|()| base.canonicalize())
-            .map(|base| LocalArtifactStore { base, template })
+            .map(|base| LocalArtifactStore {
+                base,
+                template,
+                durability: ArtifactDurability::default(),
+            })
             .map_err(|e| {
                 PipelineError::new(
                     "artifact_store",
@@ -42,6 +51,18 @@ impl LocalArtifactStore {
                     format!("cannot use artifact directory '{}': {e}", base.display()),
                 )
             })
+    }
+
+    /// The same store writing with `durability`.
+    #[must_use]
+    pub fn with_durability(mut self, durability: ArtifactDurability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// How far a write goes before it returns.
+    pub fn durability(&self) -> ArtifactDurability {
+        self.durability
     }
 
     /// The absolute base directory.
@@ -94,11 +115,12 @@ impl ArtifactStore for LocalArtifactStore {
         let row_count: usize = batches.iter().map(RecordBatch::num_rows).sum();
         let batches = batches.to_vec();
         let target = path.clone();
+        let durability = self.durability;
         let (size, content_hash) = run_blocking(
             move || {
                 let bytes = parquet_io::encode(schema, &batches)
                     .map_err(|e| write_error(&target, &format!("cannot encode parquet: {e}")))?;
-                write_atomically(&target, &bytes)
+                write_atomically(&target, &bytes, durability)
                     .map_err(|e| write_error(&target, &e.to_string()))?;
                 Ok((bytes.len(), sha256_hex(&bytes)))
             },
@@ -136,8 +158,14 @@ impl ArtifactStore for LocalArtifactStore {
     }
 }
 
-/// Writes `<path>.tmp-<uuid>`, syncs it, renames it to `path`, then syncs the directory.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes `<path>.tmp-<uuid>` and renames it to `path`; with `Synced`, syncs the file
+/// before the rename and the directory after it.
+fn write_atomically(
+    path: &Path,
+    bytes: &[u8],
+    durability: ArtifactDurability,
+) -> std::io::Result<()> {
+    let synced = durability == ArtifactDurability::Synced;
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     let name = path
@@ -151,7 +179,9 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let result = (|| {
         let mut file = File::create(&tmp)?;
         file.write_all(bytes)?;
-        file.sync_all()?;
+        if synced {
+            file.sync_all()?;
+        }
         fs::rename(&tmp, path)
     })();
     if result.is_err() {
@@ -159,7 +189,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
     result?;
     // Make the rename durable; not every platform can sync a directory.
-    if let Ok(d) = File::open(dir) {
+    if synced && let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use arrow::array::{Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use nl2sql_state::ArtifactDurability::{self, Atomic};
 use nl2sql_state::{ArtifactRef, ErrorCode};
 
 use super::*;
@@ -175,6 +176,34 @@ async fn write_then_read_round_trips_rows_nulls_and_hash() {
 }
 
 #[tokio::test]
+async fn both_durabilities_write_the_same_complete_artifact() {
+    let atomic_dir = TempDir::new();
+    let synced_dir = TempDir::new();
+    let atomic = store(&atomic_dir);
+    assert_eq!(atomic.durability(), Atomic);
+    let synced = store(&synced_dir).with_durability(ArtifactDurability::Synced);
+    assert_eq!(synced.durability(), ArtifactDurability::Synced);
+    let a = atomic
+        .write(&meta(), schema(), &[batch()])
+        .await
+        .expect("atomic");
+    let s = synced
+        .write(&meta(), schema(), &[batch()])
+        .await
+        .expect("synced");
+    assert_eq!(a.content_hash, s.content_hash);
+    assert_eq!(a.bytes, s.bytes);
+    for (store, artifact, dir) in [(&atomic, &a, &atomic_dir), (&synced, &s, &synced_dir)] {
+        assert_eq!(
+            store.read(artifact).await.expect("read").batches,
+            vec![batch()]
+        );
+        // Only the final file: no temporary file is left behind.
+        assert_eq!(files_under(&dir.0), vec!["part-00000.parquet"]);
+    }
+}
+
+#[tokio::test]
 async fn columns_are_zstd_compressed() {
     let dir = TempDir::new();
     let store = store(&dir);
@@ -334,11 +363,16 @@ async fn open_artifact_store_picks_the_backend_from_the_base_uri() {
     let dir = TempDir::new();
     let template = || PathTemplate::parse(DEFAULT_PATH_TEMPLATE).expect("template");
     let none = std::iter::empty::<(&str, &str)>();
-    let plain =
-        open_artifact_store(&dir.0.display().to_string(), template(), none.clone()).expect("path");
+    let plain = open_artifact_store(
+        &dir.0.display().to_string(),
+        template(),
+        Atomic,
+        none.clone(),
+    )
+    .expect("path");
     assert_eq!(plain.backend(), "local");
     let url = format!("file://{}", dir.0.join("nested").display());
-    let file = open_artifact_store(&url, template(), none.clone()).expect("file url");
+    let file = open_artifact_store(&url, template(), Atomic, none.clone()).expect("file url");
     assert_eq!(file.backend(), "local");
     let artifact = file
         .write(&meta(), schema(), &[batch()])
@@ -352,9 +386,10 @@ async fn open_artifact_store_picks_the_backend_from_the_base_uri() {
         "{}",
         artifact.uri
     );
-    let memory = open_artifact_store("memory://runs", template(), none.clone()).expect("memory");
+    let memory =
+        open_artifact_store("memory://runs", template(), Atomic, none.clone()).expect("memory");
     assert_eq!(memory.backend(), "memory");
-    let err = open_artifact_store("ftp://host/x", template(), none).expect_err("refused");
+    let err = open_artifact_store("ftp://host/x", template(), Atomic, none).expect_err("refused");
     assert_eq!(err.code, ErrorCode::InvalidState);
 }
 

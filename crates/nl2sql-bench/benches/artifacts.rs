@@ -20,6 +20,7 @@ use nl2sql_artifacts::{
     ArtifactMeta, ArtifactStore, DEFAULT_PATH_TEMPLATE, PathTemplate, open_artifact_store,
 };
 use nl2sql_bench::{group_by_table, rows_from_env, size_label};
+use nl2sql_state::ArtifactDurability;
 
 fn meta() -> ArtifactMeta {
     ArtifactMeta {
@@ -48,12 +49,23 @@ fn artifacts(c: &mut Criterion) {
     let stores: Vec<(&str, Arc<dyn ArtifactStore>)> = vec![
         (
             "local",
-            open_artifact_store(&dir.to_string_lossy(), template.clone(), no_options.clone())
-                .expect("local store"),
+            open_artifact_store(
+                &dir.to_string_lossy(),
+                template.clone(),
+                ArtifactDurability::Atomic,
+                no_options.clone(),
+            )
+            .expect("local store"),
         ),
         (
             "memory",
-            open_artifact_store("memory://bench", template, no_options).expect("memory store"),
+            open_artifact_store(
+                "memory://bench",
+                template,
+                ArtifactDurability::Atomic,
+                no_options,
+            )
+            .expect("memory store"),
         ),
     ];
 

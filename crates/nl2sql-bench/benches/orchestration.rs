@@ -60,7 +60,9 @@ use nl2sql_planner::{
     AnswerRequest, DecomposeRequest, FinalAnswer, OfflinePlanner, PlanRequest, Planner,
     RefineRequest,
 };
-use nl2sql_state::{Dialect, PipelineError, ScanStatus, SchemaContract, SchemaSnapshot};
+use nl2sql_state::{
+    ArtifactDurability, Dialect, PipelineError, ScanStatus, SchemaContract, SchemaSnapshot,
+};
 use serde_json::json;
 use tokio::runtime::Runtime;
 
@@ -409,8 +411,13 @@ impl Setup {
         let engine = if storage == Storage::NoIo {
             let template =
                 PathTemplate::parse(DEFAULT_PATH_TEMPLATE).expect("the default path template");
-            let store = open_artifact_store("memory://", template, Vec::<(String, String)>::new())
-                .expect("the in-memory artifact store");
+            let store = open_artifact_store(
+                "memory://",
+                template,
+                ArtifactDurability::Atomic,
+                Vec::<(String, String)>::new(),
+            )
+            .expect("the in-memory artifact store");
             engine.with_artifacts(store)
         } else {
             engine

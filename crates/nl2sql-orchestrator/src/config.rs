@@ -59,7 +59,7 @@ pub fn artifact_store(
     };
     // The object-store builders read their credentials from the environment themselves.
     let no_options: [(&str, String); 0] = [];
-    open_artifact_store(&uri, template, no_options).map_err(|e| {
+    open_artifact_store(&uri, template, section.durability, no_options).map_err(|e| {
         PipelineError::new(
             "config",
             ErrorCode::InvalidState,

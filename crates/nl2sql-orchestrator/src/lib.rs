@@ -24,9 +24,9 @@ pub use datasources::{
     DEFAULT_LIMIT_VARS, DatasourceRegistry, connect, default_limits_from, effective_url, limits_of,
 };
 pub use engine::{
-    AskOptions, AttemptReport, ENGINE_ENV_VARS, Engine, EngineOptions, ErrorReport, RunLogEntry,
-    RunResult, SubQueryReport, TerminalTable, read_run_log, recorded_question, run_log_path,
-    write_replay_cassette,
+    AUDIT_BACKUPS, AUDIT_MAX_BYTES, AskOptions, AttemptReport, AuditLog, DEFAULT_TENANT,
+    ENGINE_ENV_VARS, Engine, EngineOptions, ErrorReport, RunLogEntry, RunResult, SubQueryReport,
+    TerminalTable, read_run_log, recorded_question, redact, run_log_path, write_replay_cassette,
 };
 pub use live::{LiveReport, validate_sql_live};
 pub use nl2sql_index::{DatasourceDocs, IndexProgress, IndexReport, IndexStep};

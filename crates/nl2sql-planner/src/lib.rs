@@ -17,7 +17,7 @@ pub mod offline;
 mod request;
 
 pub use cassette::{CassetteError, CassetteMode, CassettePlanner, cassette_key, cassette_line};
-pub use llm::{LlmConfig, LlmPlanner};
+pub use llm::{LlmConfig, LlmPlanner, capture_calls};
 pub use offline::OfflinePlanner;
 
 pub use request::{

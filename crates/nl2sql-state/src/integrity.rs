@@ -175,6 +175,19 @@ impl PolicyFile {
                 row(RuleKind::DeniedColumn, column, known.column(column));
             }
         }
+        // A tenant's datasources are checked like a role's; the row names `tenant:<id>`.
+        for (name, tenant) in &self.tenants {
+            for ds in &tenant.allowed_datasources {
+                let (status, details) = known.datasource(ds);
+                rows.push(IntegrityRow {
+                    role: format!("tenant:{name}"),
+                    rule: RuleKind::Datasource,
+                    target: ds.clone(),
+                    status,
+                    details,
+                });
+            }
+        }
         IntegrityReport { rows }
     }
 }
@@ -384,6 +397,26 @@ mod tests {
             .iter()
             .map(|r| (r.target.as_str(), r.status.as_str(), r.details.as_str()))
             .collect()
+    }
+
+    #[test]
+    fn a_tenant_s_datasources_are_checked_like_a_role_s() {
+        let file = PolicyFile::from_json_str(
+            r#"{"version": 1, "roles": {},
+                "tenants": {"acme": {"allowed_datasources": ["m", "ghost", "*"]}}}"#,
+        )
+        .unwrap();
+        let report = file.integrity_report(Some(&["m".to_owned()]), &BTreeMap::new());
+        assert_eq!(
+            statuses(&report),
+            vec![
+                ("m", "OK", "Verified"),
+                ("ghost", "MISSING", "Datasource not defined in config"),
+                ("*", "OK", "Global Access"),
+            ]
+        );
+        assert!(report.rows.iter().all(|r| r.role == "tenant:acme"));
+        assert!(!report.is_ok());
     }
 
     #[test]

@@ -23,9 +23,9 @@ mod tests;
 
 pub use canonical::{canonical_json, sha256_hex};
 pub use config::{
-    ArtifactsSection, CONFIG_VERSION, ConfigError, ConfigFile, DEFAULT_ROW_LIMIT, DatasourceConfig,
-    DatasourceEntry, Engine, EngineSection, EnvSecrets, MismatchPolicy, Secret, SecretSource,
-    redact_url, resolve_secret,
+    ArtifactDurability, ArtifactsSection, CONFIG_VERSION, ConfigError, ConfigFile,
+    DEFAULT_ROW_LIMIT, DatasourceConfig, DatasourceEntry, Engine, EngineSection, EnvSecrets,
+    MismatchPolicy, Secret, SecretSource, redact_url, resolve_secret,
 };
 pub use context::{InvalidTraceId, TraceId, UserContext};
 pub use dialect::{Dialect, UnknownDialect};
@@ -34,7 +34,7 @@ pub use error::{
 };
 pub use integrity::{IntegrityReport, IntegrityRow, IntegrityStatus, RuleKind};
 pub use names::{norm, norm_parts};
-pub use policy::{AccessPolicy, PolicyError, PolicyFile, RolePolicy};
+pub use policy::{AccessPolicy, PolicyError, PolicyFile, RolePolicy, TenantPolicy};
 pub use schema::{
     Cardinality, ColumnContract, ColumnMetadata, ColumnStatistics, ForeignKeyContract,
     SchemaContract, SchemaMetadata, SchemaSnapshot, TableContract, TableMetadata, TableRef,

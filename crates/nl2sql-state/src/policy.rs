@@ -1,5 +1,12 @@
 //! The RBAC policy file and its evaluation for one caller (spec: config-and-security.md
-//! §3.3 and §5, validators.md §2.7). Every decision fails closed.
+//! §3.3, §5 and §6, validators.md §2.7). Every decision fails closed.
+//!
+//! Tenancy: a file with a `tenants` section scopes datasources by tenant as well as by
+//! role. A caller then uses a datasource only when one of their roles allows it AND their
+//! tenant does; a tenant the section does not name uses nothing. Without the section
+//! (single-tenant mode) only roles decide. The resolver, the schema retrieval behind it
+//! and both validators go through the same [`AccessPolicy`], so another tenant's
+//! datasources are never proposed, described or queried.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +22,21 @@ pub struct PolicyFile {
     pub version: u32,
     /// Roles by name.
     pub roles: BTreeMap<String, RolePolicy>,
+    /// Datasources by tenant; empty (the default) is single-tenant mode.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tenants: BTreeMap<String, TenantPolicy>,
+}
+
+/// The datasources one tenant may use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TenantPolicy {
+    /// Who the tenant is.
+    #[serde(default)]
+    pub description: String,
+    /// Datasource ids, or `*`.
+    #[serde(default)]
+    pub allowed_datasources: Vec<String>,
 }
 
 /// What one role may read.
@@ -145,6 +167,32 @@ impl PolicyFile {
         }
         access
     }
+
+    /// The access of a caller holding `roles` in `tenant`: [`PolicyFile::access_for`],
+    /// restricted to the tenant's datasources when the file has a `tenants` section (a
+    /// tenant it does not name gets none).
+    pub fn access_for_tenant(&self, roles: &[String], tenant: &str) -> AccessPolicy {
+        let mut access = self.access_for(roles);
+        if !self.tenants.is_empty() {
+            let allowed = self
+                .tenants
+                .get(tenant)
+                .map(|t| {
+                    t.allowed_datasources
+                        .iter()
+                        .map(|d| d.trim().to_lowercase())
+                        .collect()
+                })
+                .unwrap_or_default();
+            access.tenant_datasources = Some(allowed);
+        }
+        access
+    }
+
+    /// Whether the file scopes datasources by tenant.
+    pub fn is_multi_tenant(&self) -> bool {
+        !self.tenants.is_empty()
+    }
 }
 
 /// What one caller may read, resolved from a policy file and the caller's roles.
@@ -158,6 +206,8 @@ pub struct AccessPolicy {
     system_catalogs: bool,
     recursive_cte: bool,
     table_functions: Vec<String>,
+    /// The caller's tenant's datasources (`None`: single-tenant mode, no restriction).
+    tenant_datasources: Option<Vec<String>>,
 }
 
 impl AccessPolicy {
@@ -174,18 +224,29 @@ impl AccessPolicy {
         &self.roles
     }
 
-    /// Whether datasource `ds` may be used.
+    /// Whether datasource `ds` may be used: the roles allow it and, in multi-tenant
+    /// mode, so does the caller's tenant.
     pub fn datasource_allowed(&self, ds: &str) -> bool {
         let ds = ds.trim().to_lowercase();
-        self.all || self.datasources.iter().any(|d| d == "*" || *d == ds)
+        self.tenant_allows(&ds)
+            && (self.all || self.datasources.iter().any(|d| d == "*" || *d == ds))
+    }
+
+    fn tenant_allows(&self, ds: &str) -> bool {
+        self.tenant_datasources
+            .as_ref()
+            .is_none_or(|allowed| allowed.iter().any(|d| d == "*" || d == ds))
     }
 
     /// Whether table `table` (in `schema`, when known) of datasource `ds` may be read.
     pub fn table_allowed(&self, ds: &str, schema: Option<&str>, table: &str) -> bool {
+        let ds = ds.to_lowercase();
+        if !self.tenant_allows(ds.trim()) {
+            return false;
+        }
         if self.all {
             return true;
         }
-        let ds = ds.to_lowercase();
         let table = table.to_lowercase();
         let schema = schema.map(str::to_lowercase);
         self.tables.iter().any(|entry| match entry.as_slice() {

@@ -87,6 +87,19 @@ pub enum RunStatus {
     TimedOut,
 }
 
+impl RunStatus {
+    /// The serialised spelling (`succeeded`, `partial`, `failed`, `cancelled`, `timed_out`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Succeeded => "succeeded",
+            RunStatus::Partial => "partial",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::TimedOut => "timed_out",
+        }
+    }
+}
+
 /// Where a scan's result is stored (spec: storage.md §1.1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ArtifactRef {

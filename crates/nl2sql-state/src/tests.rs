@@ -295,6 +295,47 @@ fn policy_evaluation_fails_closed_and_ignores_case() {
 }
 
 #[test]
+fn tenants_restrict_datasources_on_top_of_roles_and_fail_closed() {
+    // Without a `tenants` section only roles decide, whatever the tenant.
+    let single = PolicyFile::from_json_str(POLICY).unwrap();
+    assert!(!single.is_multi_tenant());
+    let admin = single.access_for_tenant(&["admin".to_owned()], "anyone");
+    assert!(admin.datasource_allowed("sales") && admin.table_allowed("sales", None, "t"));
+
+    let multi = POLICY.replace(
+        r#""roles": {"#,
+        r#""tenants": { "acme": { "description": "Acme plants", "allowed_datasources": ["manufacturing"] },
+                       "beta": { "allowed_datasources": ["*"] } },
+           "roles": {"#,
+    );
+    let file = PolicyFile::from_json_str(&multi).unwrap();
+    assert!(file.is_multi_tenant());
+    let roles = ["admin".to_owned()];
+    // acme: the role allows everything, the tenant only manufacturing.
+    let acme = file.access_for_tenant(&roles, "acme");
+    assert!(acme.datasource_allowed("Manufacturing"));
+    assert!(acme.table_allowed("manufacturing", None, "machines"));
+    assert!(!acme.datasource_allowed("sales"));
+    assert!(!acme.table_allowed("sales", None, "orders"));
+    // beta: every datasource its roles allow.
+    let beta = file.access_for_tenant(&roles, "beta");
+    assert!(beta.datasource_allowed("sales") && beta.table_allowed("sales", None, "orders"));
+    // The tenant never widens a role: the analyst of beta still reads no sales_db.
+    let analyst = file.access_for_tenant(&["analyst".to_owned()], "beta");
+    assert!(analyst.datasource_allowed("manufacturing") && !analyst.datasource_allowed("sales_db"));
+    // A tenant the file does not name uses nothing.
+    let ghost = file.access_for_tenant(&roles, "ghost");
+    assert!(!ghost.datasource_allowed("manufacturing"));
+    assert!(!ghost.table_allowed("manufacturing", None, "machines"));
+    // The section is strict like the rest of the file.
+    let typo = multi.replace(
+        "allowed_datasources\": [\"*\"] }",
+        "datasources\": [\"*\"] }",
+    );
+    assert!(PolicyFile::from_json_str(&typo).is_err(), "{typo}");
+}
+
+#[test]
 fn policy_rejects_ambiguous_entries() {
     let bad_table = POLICY.replace("\"sales.*\"", "\"orders\"");
     assert!(matches!(

@@ -1,6 +1,7 @@
 //! Test helpers shared by the accuracy corpora (the planner's, over the manufacturing
 //! fixture, and the orchestrator's, over the demo): result tables normalised for
-//! comparison, and the comparison rule. Results are compared, never SQL text.
+//! comparison, and the comparison rule. Results are compared, never SQL text. Also the
+//! files every integration test needs: [`TempDir`] and [`manufacturing_db`].
 //!
 //! A result matches its gold result when
 //! - it has the same number of rows, and
@@ -10,6 +11,10 @@
 //! - values are normalised first: integers, floats, booleans and numeric text become one
 //!   number rounded to 6 decimals (so `7`, `7.0` and `"7"` are equal), other text is
 //!   compared exactly, NULL equals only NULL.
+
+mod fs;
+
+pub use fs::{TempDir, manufacturing_db};
 
 use arrow::array::{Array, BooleanArray, Float64Array, Int64Array, StringArray};
 use arrow::datatypes::DataType;

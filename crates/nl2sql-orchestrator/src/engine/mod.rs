@@ -7,8 +7,11 @@
 //! per scan the SQL agent (`scan`) → `aggregator` → `answer_synthesizer`. The whole run
 //! races the caller's cancellation token and the global deadline; when either fires, the
 //! in-flight work is dropped (the `JoinSet` aborts its tasks) and the state so far is
-//! returned. Every node appends a line to the run log (`runlog`).
+//! returned. Every node appends a line to the run log (`runlog`); the same record feeds
+//! the metrics and a `tracing` event inside the run's span (`trace_id`, `tenant_id`), and
+//! audit events go to the audit log (`audit`).
 
+mod audit;
 mod intent;
 mod options;
 mod result;
@@ -22,18 +25,22 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::FutureExt as _;
 use nl2sql_adapter::{BreakerConfig, CircuitBreaker, DatasourceAdapter};
 use nl2sql_artifacts::{ArtifactStore, DEFAULT_PATH_TEMPLATE, LocalArtifactStore, PathTemplate};
 use nl2sql_index::{
     DatasourceDocs, IndexProgress, IndexReport, LexicalIndex, SchemaIndex, SchemaStore,
     index_datasource, schema_version_of,
 };
-use nl2sql_planner::Planner;
-use nl2sql_state::{AccessPolicy, ErrorCode, PipelineError, PolicyFile, Severity, UserContext};
+use nl2sql_planner::{AnswerRequest, OfflinePlanner, Planner};
+use nl2sql_state::{
+    AccessPolicy, ErrorCode, PipelineError, PolicyFile, RunStatus, Severity, TraceId, UserContext,
+};
 
 use crate::datasources::DatasourceRegistry;
 
-pub use options::{AskOptions, ENGINE_ENV_VARS, EngineOptions};
+pub use audit::{AUDIT_BACKUPS, AUDIT_MAX_BYTES, AuditLog, redact};
+pub use options::{AskOptions, DEFAULT_TENANT, ENGINE_ENV_VARS, EngineOptions};
 pub use result::{AttemptReport, ErrorReport, RunResult, SubQueryReport, TerminalTable};
 pub use runlog::{
     RunLogEntry, read_run_log, recorded_question, run_log_path, write_replay_cassette,
@@ -63,6 +70,8 @@ pub(crate) struct Shared {
     pub(crate) data_dir: Option<PathBuf>,
     /// Descriptions and example questions by datasource id (documentation files).
     pub(crate) docs: Arc<BTreeMap<String, DatasourceDocs>>,
+    /// Where audit events go (none: not recorded).
+    pub(crate) audit: Option<Arc<AuditLog>>,
 }
 
 /// The pipeline facade: datasources, schema store and index, planner, artifact store and
@@ -112,6 +121,7 @@ impl Engine {
                 options: EngineOptions::default(),
                 data_dir: None,
                 docs: Arc::new(BTreeMap::new()),
+                audit: None,
             },
             policy: Policy::None,
         }
@@ -135,8 +145,9 @@ impl Engine {
         ))
     }
 
-    /// An engine keeping its schema store, index, artifacts (`<data_dir>/artifacts`) and
-    /// run logs (`<data_dir>/runs`) under `data_dir`.
+    /// An engine keeping its schema store, index, artifacts (`<data_dir>/artifacts`), run
+    /// logs (`<data_dir>/runs`) and audit log (`<data_dir>/logs/audit_events.log`, unless
+    /// the options name another) under `data_dir`.
     pub fn open(
         registry: DatasourceRegistry,
         planner: Arc<dyn Planner>,
@@ -177,15 +188,39 @@ impl Engine {
     /// The same engine with `options`.
     #[must_use]
     pub fn with_options(mut self, options: EngineOptions) -> Self {
+        // Keep the writer when the path is the same (an engine cloned with other options
+        // shares its audit log, and so its rotation).
+        if let Some(path) = &options.audit_log
+            && self.shared.audit.as_ref().is_none_or(|a| a.path() != path)
+        {
+            self.shared.audit = Some(Arc::new(AuditLog::new(path)));
+        }
         self.shared.options = options;
         self
     }
 
-    /// The same engine writing run logs under `data_dir/runs`.
+    /// The same engine writing run logs under `data_dir/runs` and, unless an audit log is
+    /// set already, audit events to `data_dir/logs/audit_events.log`.
     #[must_use]
     pub fn with_data_dir(mut self, data_dir: &Path) -> Self {
         self.shared.data_dir = Some(data_dir.to_path_buf());
+        if self.shared.audit.is_none() {
+            let path = data_dir.join("logs").join("audit_events.log");
+            self.shared.audit = Some(Arc::new(AuditLog::new(path)));
+        }
         self
+    }
+
+    /// The same engine writing audit events to `audit`.
+    #[must_use]
+    pub fn with_audit_log(mut self, audit: Arc<AuditLog>) -> Self {
+        self.shared.audit = Some(audit);
+        self
+    }
+
+    /// The audit log, when the engine keeps one.
+    pub fn audit_log(&self) -> Option<&AuditLog> {
+        self.shared.audit.as_deref()
     }
 
     /// The same engine resolving each caller's access from `policy` and their roles
@@ -230,9 +265,17 @@ impl Engine {
     pub fn access_for(&self, user: &UserContext) -> AccessPolicy {
         match &self.policy {
             Policy::None => AccessPolicy::allow_all(),
-            Policy::File(p) => p.access_for(&user.roles),
+            Policy::File(p) => p.access_for_tenant(&user.roles, &self.tenant_of(user)),
             Policy::Fixed(a) => a.clone(),
         }
+    }
+
+    /// The tenant of `user`: their context's, else the engine's default (`TENANT_ID`).
+    pub fn tenant_of(&self, user: &UserContext) -> String {
+        user.tenant_id
+            .clone()
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or_else(|| self.shared.options.default_tenant.clone())
     }
 
     /// Snapshots and indexes every datasource of the registry, in id order; one that
@@ -392,8 +435,81 @@ impl Engine {
     /// result's errors and status.
     pub async fn ask(&self, question: &str, opts: AskOptions) -> RunResult {
         let access = self.access_for(&opts.user);
-        run::run(self.shared.clone(), question, opts, access).await
+        let tenant = self.tenant_of(&opts.user);
+        let mut opts = opts;
+        let trace_id = opts.trace_id.clone().unwrap_or_else(TraceId::new);
+        opts.trace_id = Some(trace_id.clone());
+        let started = std::time::Instant::now();
+        let run = run::run(self.shared.clone(), question, opts, access, tenant.clone());
+        match std::panic::AssertUnwindSafe(run).catch_unwind().await {
+            Ok(result) => result,
+            // A fault outside every scan (scans are caught by their task): the run fails
+            // with UNKNOWN_ERROR instead of unwinding into the caller.
+            Err(panic) => self.crashed(
+                question,
+                trace_id.as_str(),
+                &tenant,
+                started,
+                &panic_text(&*panic),
+            ),
+        }
     }
+
+    /// The result of a run that panicked outside its scans.
+    fn crashed(
+        &self,
+        question: &str,
+        trace_id: &str,
+        tenant: &str,
+        started: std::time::Instant,
+        why: &str,
+    ) -> RunResult {
+        tracing::error!(target: "nl2sql::run", trace_id, tenant_id = tenant, fault = why, "run stopped by an unexpected fault");
+        let e = PipelineError::new(
+            "orchestrator",
+            ErrorCode::UnknownError,
+            Severity::Critical,
+            format!("An unexpected fault stopped the run: {why}"),
+        );
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        if let Some(audit) = &self.shared.audit {
+            audit.write(
+                "run_completed",
+                trace_id,
+                tenant,
+                serde_json::json!({"status": RunStatus::Failed, "duration_ms": duration_ms}),
+            );
+        }
+        RunResult {
+            trace_id: trace_id.to_owned(),
+            status: RunStatus::Failed,
+            success: false,
+            answer: Some(OfflinePlanner::new().answer_sync(&AnswerRequest {
+                question: question.to_owned(),
+                results: Vec::new(),
+                unmapped: Vec::new(),
+                errors: vec![e.clone()],
+            })),
+            columns: None,
+            rows: None,
+            terminal_results: Vec::new(),
+            subqueries: Vec::new(),
+            unmapped: Vec::new(),
+            dag: None,
+            errors: vec![ErrorReport::of(&e)],
+            warnings: Vec::new(),
+            timings: BTreeMap::from([("total".to_owned(), duration_ms)]),
+        }
+    }
+}
+
+/// The message of a caught panic.
+pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 /// A `CANCELLED` error from `node`.

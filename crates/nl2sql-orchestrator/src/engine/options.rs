@@ -1,5 +1,6 @@
 //! Engine settings and per-question options.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use nl2sql_state::{ConfigError, EngineSection, MismatchPolicy, UserContext};
@@ -43,6 +44,13 @@ pub struct EngineOptions {
     pub answer_rows: usize,
     /// `SCHEMA_VERSION_MISMATCH_POLICY` (default warn).
     pub schema_version_mismatch: MismatchPolicy,
+    /// `TENANT_ID`: the tenant of a caller whose user context names none (default
+    /// `default_tenant`). It partitions artifact paths and is on every audit event, log
+    /// record and metric of the run.
+    pub default_tenant: String,
+    /// `AUDIT_LOG_PATH`: the audit log file (default: `logs/audit_events.log` under the
+    /// engine's data dir; none for an engine without one).
+    pub audit_log: Option<PathBuf>,
 }
 
 impl Default for EngineOptions {
@@ -64,13 +72,15 @@ impl Default for EngineOptions {
             today: None,
             answer_rows: 200,
             schema_version_mismatch: MismatchPolicy::Warn,
+            default_tenant: DEFAULT_TENANT.to_owned(),
+            audit_log: None,
         }
     }
 }
 
 /// The environment variables [`EngineOptions::with_env`] reads (spec:
 /// config-and-security.md §2).
-pub const ENGINE_ENV_VARS: [&str; 12] = [
+pub const ENGINE_ENV_VARS: [&str; 14] = [
     "SCHEMA_VERSION_MISMATCH_POLICY",
     "LOGICAL_VALIDATOR_STRICT_COLUMNS",
     "SQL_AGENT_MAX_RETRIES",
@@ -83,7 +93,12 @@ pub const ENGINE_ENV_VARS: [&str; 12] = [
     "DECOMPOSER_MAX_RETRIES",
     "PHYSICAL_MAX_COST",
     "LLM_TIMEOUT_SEC",
+    "TENANT_ID",
+    "AUDIT_LOG_PATH",
 ];
+
+/// The tenant of a caller that names none, unless `TENANT_ID` says otherwise.
+pub const DEFAULT_TENANT: &str = "default_tenant";
 
 fn env_error(key: &str, message: impl Into<String>) -> ConfigError {
     ConfigError::Invalid {
@@ -191,6 +206,22 @@ impl EngineOptions {
                 return Err(env_error("PHYSICAL_MAX_COST", format!("'{v}' must be > 0")));
             }
             self.max_cost = Some(cost);
+        }
+        if let Some(v) = get("TENANT_ID") {
+            let v = v.trim();
+            if !v
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            {
+                return Err(env_error(
+                    "TENANT_ID",
+                    format!("'{v}': use letters, digits, '_', '-' and '.' only"),
+                ));
+            }
+            v.clone_into(&mut self.default_tenant);
+        }
+        if let Some(v) = get("AUDIT_LOG_PATH") {
+            self.audit_log = Some(PathBuf::from(v.trim()));
         }
         Ok(self)
     }

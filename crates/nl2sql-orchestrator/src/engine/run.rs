@@ -12,7 +12,7 @@ use nl2sql_index::{DATASOURCE_K, retrieve_datasources};
 use nl2sql_plan::{DatasourceResolution, DecomposerResponse, ExecutionDag, SubQuery};
 use nl2sql_planner::{
     AnswerRequest, DatasourceInfo, DecomposeRequest, FinalAnswer, OfflinePlanner, Step,
-    TerminalResult,
+    TerminalResult, capture_calls,
 };
 use nl2sql_state::{
     AccessPolicy, ArtifactRef, ErrorCode, MismatchPolicy, PipelineError, RunStatus, ScanStatus,
@@ -24,7 +24,9 @@ use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
+use super::audit::{AuditLog, snippet};
 use super::options::AskOptions;
 use super::result::{ErrorReport, RunResult, SubQueryReport, TerminalTable};
 use super::rows::{column_names, json_rows};
@@ -41,10 +43,77 @@ pub(crate) struct RunCtx {
     pub(crate) access: AccessPolicy,
     pub(crate) cancel: CancellationToken,
     pub(crate) log: RunLog,
+    /// The caller's tenant (or the engine's default tenant).
+    pub(crate) tenant: String,
+    audit: Option<Arc<AuditLog>>,
     rng: Mutex<u64>,
 }
 
 impl RunCtx {
+    /// Records one node execution: the run log line, the node's metrics
+    /// (`nl2sql.node.duration`, `nl2sql.errors`), a `tracing` event inside the run's span,
+    /// and a `security_violation` audit event per `SECURITY_VIOLATION` error.
+    pub(crate) fn record(&self, rec: Record<'_>) {
+        let node = rec.node.to_owned();
+        metrics::histogram!(
+            "nl2sql.node.duration",
+            "node" => node.clone(),
+            "tenant_id" => self.tenant.clone()
+        )
+        .record(rec.duration.as_secs_f64());
+        for e in rec.errors {
+            metrics::counter!(
+                "nl2sql.errors",
+                "code" => e.code.as_str(),
+                "severity" => e.severity.as_str(),
+                "node" => e.node.clone(),
+                "tenant_id" => self.tenant.clone()
+            )
+            .increment(1);
+            if e.code == ErrorCode::SecurityViolation {
+                self.audit(
+                    "security_violation",
+                    json!({
+                        "code": e.code.as_str(),
+                        "node": e.node,
+                        "roles": self.user.roles,
+                        "target": e.details.as_deref().cloned().unwrap_or_else(|| json!(e.message)),
+                    }),
+                );
+            }
+        }
+        let codes: Vec<&str> = rec.errors.iter().map(|e| e.code.as_str()).collect();
+        if rec.errors.iter().any(PipelineError::is_blocking) {
+            tracing::warn!(
+                target: "nl2sql::node",
+                node = %node,
+                subgraph_id = rec.subgraph_id,
+                attempt = rec.attempt,
+                duration_ms = millis(rec.duration),
+                errors = ?codes,
+                "node failed"
+            );
+        } else {
+            tracing::debug!(
+                target: "nl2sql::node",
+                node = %node,
+                subgraph_id = rec.subgraph_id,
+                attempt = rec.attempt,
+                duration_ms = millis(rec.duration),
+                errors = ?codes,
+                "node finished"
+            );
+        }
+        self.log.record(rec);
+    }
+
+    /// Appends one audit event for this run (none when the engine keeps no audit log).
+    pub(crate) fn audit(&self, event_type: &str, data: Value) {
+        if let Some(audit) = &self.audit {
+            audit.write(event_type, &self.trace_id, &self.tenant, data);
+        }
+    }
+
     /// Logs one node execution of the main graph.
     pub(crate) fn log_node(
         &self,
@@ -53,7 +122,7 @@ impl RunCtx {
         delta: Value,
         errors: &[PipelineError],
     ) {
-        self.log.record(Record {
+        self.record(Record {
             node,
             subgraph_id: None,
             attempt: None,
@@ -97,6 +166,7 @@ impl RunCtx {
         let node = step.as_str();
         let started = (SystemTime::now(), Instant::now());
         let breaker = &self.shared.planner_breaker;
+        let mut calls = Vec::new();
         let result = match breaker.before_call() {
             Err(e) => Err(PipelineError::new(
                 node,
@@ -109,8 +179,11 @@ impl RunCtx {
                 let r = tokio::select! {
                     biased;
                     () = self.cancel.cancelled() => Err(cancelled(node)),
-                    r = tokio::time::timeout(timeout, call) => match r {
-                        Ok(r) => r,
+                    r = tokio::time::timeout(timeout, capture_calls(call)) => match r {
+                        Ok((r, made)) => {
+                            calls = made;
+                            r
+                        }
                         Err(_) => Err(PipelineError::new(
                             node,
                             ErrorCode::ServiceUnavailable,
@@ -133,7 +206,36 @@ impl RunCtx {
             Ok(v) => (serde_json::to_value(v).unwrap_or(Value::Null), Vec::new()),
             Err(e) => (Value::Null, vec![e.clone()]),
         };
-        self.log.record(Record {
+        for call in &calls {
+            metrics::counter!(
+                "nl2sql.token.usage",
+                "agent" => node,
+                "model" => call.model.clone(),
+                "tenant_id" => self.tenant.clone()
+            )
+            .increment(call.total_tokens);
+            let reply = match &result {
+                Ok(_) => response.to_string(),
+                Err(e) => e.message.clone(),
+            };
+            self.audit(
+                "llm_interaction",
+                json!({
+                    "agent": node,
+                    "model": call.model,
+                    "prompt_version": call.prompt_version,
+                    "response_snippet": snippet(&reply, 1000),
+                    "token_usage": {
+                        "prompt_tokens": call.prompt_tokens,
+                        "completion_tokens": call.completion_tokens,
+                        "total_tokens": call.total_tokens,
+                    },
+                    "latency_ms": call.latency_ms,
+                    "error": call.error.map(ErrorCode::as_str),
+                }),
+            );
+        }
+        self.record(Record {
             node: &format!("planner:{node}"),
             subgraph_id,
             attempt,
@@ -185,6 +287,7 @@ pub(crate) async fn run(
     question: &str,
     opts: AskOptions,
     access: AccessPolicy,
+    tenant: String,
 ) -> RunResult {
     let started = Instant::now();
     let trace_id = opts.trace_id.clone().unwrap_or_else(TraceId::new);
@@ -196,6 +299,7 @@ pub(crate) async fn run(
     let (log, log_warning) = RunLog::open(shared.data_dir.as_deref(), &trace);
     let cancel = opts.cancel.child_token();
     let global_timeout = shared.options.global_timeout;
+    let audit = shared.audit.clone();
     let ctx = Arc::new(RunCtx {
         shared,
         trace_id: trace.clone(),
@@ -204,8 +308,36 @@ pub(crate) async fn run(
         access,
         cancel: cancel.clone(),
         log,
+        tenant: tenant.clone(),
+        audit,
         rng: Mutex::new(seed | 1),
     });
+    // Every log record of the run, its scans' included, is inside this span.
+    // Target `nl2sql::span`: a log filter keeps it enabled whatever else it selects.
+    let span = tracing::info_span!(
+        target: "nl2sql::span",
+        "run",
+        trace_id = %trace,
+        tenant_id = %tenant
+    );
+    let result = run_in_span(ctx, &opts, global_timeout, started, log_warning)
+        .instrument(span)
+        .await;
+    metrics::histogram!("nl2sql.run.duration", "status" => result.status.as_str(), "tenant_id" => tenant)
+        .record(started.elapsed().as_secs_f64());
+    result
+}
+
+/// [`run`] inside the run's span.
+async fn run_in_span(
+    ctx: Arc<RunCtx>,
+    opts: &AskOptions,
+    global_timeout: std::time::Duration,
+    started: Instant,
+    log_warning: Option<String>,
+) -> RunResult {
+    let trace = ctx.trace_id.clone();
+    let cancel = ctx.cancel.clone();
     let mut st = State::default();
     if let Some(w) = log_warning {
         st.warnings.push(w);
@@ -215,7 +347,7 @@ pub(crate) async fn run(
         biased;
         () = cancel.cancelled() => Some(RunStatus::Cancelled),
         () = tokio::time::sleep(global_timeout) => Some(RunStatus::TimedOut),
-        () = pipeline(&ctx, &opts, &mut st) => None,
+        () = pipeline(&ctx, opts, &mut st) => None,
     };
     // Stop whatever is still running (scan tasks were aborted with their JoinSet).
     cancel.cancel();
@@ -261,6 +393,17 @@ pub(crate) async fn run(
     };
     st.timings
         .insert("total".to_owned(), millis(started.elapsed()));
+    ctx.audit(
+        "run_completed",
+        json!({"status": status, "duration_ms": millis(started.elapsed())}),
+    );
+    tracing::info!(
+        target: "nl2sql::run",
+        status = status.as_str(),
+        duration_ms = millis(started.elapsed()),
+        errors = st.errors.len(),
+        "run completed"
+    );
     let first = st.terminal.first();
     RunResult {
         trace_id: trace,
@@ -755,14 +898,17 @@ async fn layer_router(
             let permits = Arc::clone(&permits);
             let q = (*q).clone();
             let scan_id = q.id.clone();
-            let handle = set.spawn(async move {
-                let _permit = tokio::select! {
-                    biased;
-                    () = ctx.cancel.cancelled() => None,
-                    p = permits.acquire_owned() => p.ok(),
-                };
-                run_scan(ctx, q).await
-            });
+            let handle = set.spawn(
+                async move {
+                    let _permit = tokio::select! {
+                        biased;
+                        () = ctx.cancel.cancelled() => None,
+                        p = permits.acquire_owned() => p.ok(),
+                    };
+                    run_scan(ctx, q).await
+                }
+                .in_current_span(),
+            );
             task_ids.insert(handle.id(), scan_id);
         }
         let mut outcomes = Vec::new();

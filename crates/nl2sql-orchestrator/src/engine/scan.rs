@@ -17,6 +17,7 @@ use nl2sql_planner::{OfflinePlanner, PlanRequest, RefineRequest, Step};
 use nl2sql_sqlgen::SqlGenerator;
 use nl2sql_state::{
     AccessPolicy, ArtifactRef, ErrorCode, PipelineError, ScanStatus, SchemaSnapshot, Severity,
+    sha256_hex,
 };
 use nl2sql_validate::{LogicalContext, validate_plan};
 use serde_json::{Value, json};
@@ -24,7 +25,7 @@ use serde_json::{Value, json};
 use super::cancelled;
 use super::result::{AttemptReport, ErrorReport, SubQueryReport};
 use super::run::RunCtx;
-use super::runlog::Record;
+use super::runlog::{Record, millis};
 
 /// What a scan leaves in the run.
 pub(crate) struct ScanOutcome {
@@ -61,7 +62,7 @@ impl Scan<'_> {
         delta: Value,
         errors: &[PipelineError],
     ) {
-        self.ctx.log.record(Record {
+        self.ctx.record(Record {
             node,
             subgraph_id: Some(&self.subgraph_id),
             attempt,
@@ -368,7 +369,25 @@ async fn attempt(
         policy: ctx.access.clone(),
         strict_columns: options.strict_columns,
     };
-    let logical = validate_plan(Some(&plan), &lctx);
+    let logical = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        validate_plan(Some(&plan), &lctx)
+    })) {
+        Ok(report) => report,
+        Err(panic) => {
+            let e = PipelineError::new(
+                "logical_validator",
+                ErrorCode::ValidatorCrash,
+                Severity::Error,
+                format!(
+                    "The logical validator stopped unexpectedly: {}",
+                    super::panic_text(&*panic)
+                ),
+            );
+            scan.log_error("logical_validator", Some(n), t, &e);
+            out.errors = vec![e];
+            return out;
+        }
+    };
     scan.log(
         "logical_validator",
         Some(n),
@@ -516,6 +535,18 @@ async fn attempt(
         Some(Ok(f)) => f,
     };
     breaker.record(frame.error.as_ref());
+    ctx.audit(
+        "sql_executed",
+        json!({
+            "datasource_id": ds,
+            "sql_sha256": sha256_hex(sql.as_bytes()),
+            "row_count": frame.row_count,
+            "truncated": frame.truncated,
+            "duration_ms": millis(t.1.elapsed()),
+            "success": frame.success,
+            "error": frame.error.as_ref().map(|e| e.to_pipeline_error("executor").code.as_str()),
+        }),
+    );
     if !frame.success {
         let e = match &frame.error {
             Some(err) => err.to_pipeline_error("executor"),
@@ -548,11 +579,7 @@ async fn attempt(
         .or_else(|| frame.batches.first().map(|b| b.schema()))
         .unwrap_or_else(|| Arc::new(Schema::empty()));
     let meta = ArtifactMeta {
-        tenant_id: ctx
-            .user
-            .tenant_id
-            .clone()
-            .unwrap_or_else(|| "default".to_owned()),
+        tenant_id: ctx.tenant.clone(),
         request_id: ctx.trace_id.clone(),
         subgraph_name: "sql_agent".to_owned(),
         dag_node_id: scan.sq.id.clone(),
@@ -569,7 +596,10 @@ async fn attempt(
             return out;
         }
         Some(Err(mut e)) => {
+            // The statement ran but its result cannot be kept: an executor fault
+            // (EXECUTOR_CRASH, not retried), whatever the store called it.
             e.node = "executor".to_owned();
+            e.code = ErrorCode::ExecutorCrash;
             e.severity = Severity::Critical;
             scan.log_error("executor", Some(n), t, &e);
             out.errors = vec![e];

@@ -19,7 +19,8 @@ use nl2sql_planner::{
     RefineRequest,
 };
 use nl2sql_state::{
-    ArtifactsSection, ConfigFile, EnvSecrets, ErrorCode, MismatchPolicy, PipelineError,
+    ArtifactDurability, ArtifactsSection, ConfigFile, EnvSecrets, ErrorCode, MismatchPolicy,
+    PipelineError,
 };
 
 fn fixture() -> PathBuf {
@@ -324,6 +325,7 @@ async fn the_configured_artifact_store_receives_the_results() {
     let memory = ArtifactsSection {
         uri: "memory://results".to_owned(),
         path_template: None,
+        durability: ArtifactDurability::Atomic,
     };
     let engine = Engine::open(
         registry,
@@ -348,6 +350,7 @@ async fn the_configured_artifact_store_receives_the_results() {
     let local = ArtifactsSection {
         uri: "out".to_owned(),
         path_template: Some("runs/<request_id>/<dag_node_id>.parquet".to_owned()),
+        durability: ArtifactDurability::Synced,
     };
     let (_, registry) = plant(&dir.0);
     let engine = Engine::open(
@@ -376,6 +379,7 @@ async fn the_configured_artifact_store_receives_the_results() {
     let bad = ArtifactsSection {
         uri: "ftp://nowhere".to_owned(),
         path_template: None,
+        durability: ArtifactDurability::Atomic,
     };
     let err = artifact_store(&bad, &dir.0).err().unwrap();
     assert_eq!(err.code, ErrorCode::InvalidState);

@@ -137,6 +137,7 @@ impl Breaker {
     pub(crate) fn on_failure_at(&self, now: Instant) {
         let mut inner = self.lock();
         inner.failures = inner.failures.saturating_add(1);
+        metrics::counter!("nl2sql.breaker.failure", "breaker" => self.name.clone()).increment(1);
         tracing::error!(
             target: "resilience",
             breaker = %self.name,
@@ -153,6 +154,13 @@ impl Breaker {
     }
 
     fn transition(&self, inner: &mut Inner, to: BreakerState) {
+        metrics::counter!(
+            "nl2sql.breaker.state_change",
+            "breaker" => self.name.clone(),
+            "from" => inner.state.as_str(),
+            "to" => to.as_str()
+        )
+        .increment(1);
         tracing::warn!(
             target: "resilience",
             breaker = %self.name,

@@ -26,7 +26,7 @@ pub use config::{
     DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT_SEC, LlmConfig, StructuredOutput,
 };
 pub use probe::{ProbeStatus, probe_endpoint};
-pub use usage::{CallRecord, TokenUsage};
+pub use usage::{CallRecord, TokenUsage, capture_calls};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -253,6 +253,7 @@ impl LlmPlanner {
             error = record.error.map(ErrorCode::as_str),
             "model call"
         );
+        usage::note_call(&record);
         self.lock_records().push(record);
         result
     }

@@ -1,6 +1,8 @@
 //! What each model call cost: one [`CallRecord`] per call (step, model, prompt version,
 //! latency, attempts, tokens, outcome) and the running [`TokenUsage`] totals.
 
+use std::future::Future;
+
 use nl2sql_state::ErrorCode;
 use serde::{Deserialize, Serialize};
 
@@ -52,4 +54,28 @@ impl TokenUsage {
         self.completion_tokens += record.completion_tokens;
         self.total_tokens += record.total_tokens;
     }
+}
+
+tokio::task_local! {
+    /// The model calls made inside the current [`capture_calls`] scope.
+    static CAPTURED: std::cell::RefCell<Vec<CallRecord>>;
+}
+
+/// Runs `work` and returns, with its output, the model calls an [`crate::LlmPlanner`] made
+/// while running it (in order; empty for a planner that calls no model). Calls made by
+/// tasks `work` spawns are not seen. The engine uses this to put token usage and an audit
+/// event on the run that made each call.
+pub async fn capture_calls<F: Future>(work: F) -> (F::Output, Vec<CallRecord>) {
+    CAPTURED
+        .scope(std::cell::RefCell::new(Vec::new()), async {
+            let out = work.await;
+            let calls = CAPTURED.with(std::cell::RefCell::take);
+            (out, calls)
+        })
+        .await
+}
+
+/// Adds `record` to the enclosing [`capture_calls`] scope, if any.
+pub(crate) fn note_call(record: &CallRecord) {
+    let _ = CAPTURED.try_with(|calls| calls.borrow_mut().push(record.clone()));
 }

@@ -358,6 +358,30 @@ async fn server_error_is_retried_then_succeeds() {
 }
 
 #[tokio::test]
+async fn capture_calls_returns_the_calls_made_inside_it_and_only_those() {
+    let server = Server::start(vec![Reply::ok(PLAN)]).await;
+    let planner = planner(&config(&server, |_| {}));
+    planner.plan(&plan_request()).await.unwrap();
+    let (plan, calls) = nl2sql_planner::capture_calls(planner.plan(&plan_request())).await;
+    assert_eq!(plan.unwrap(), parse_plan(PLAN).unwrap());
+    // One call inside the scope (the earlier one is not in it), with the server's usage.
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0], planner.calls()[1]);
+    assert_eq!(calls[0].model, "test-model");
+    assert_eq!(
+        (
+            calls[0].prompt_tokens,
+            calls[0].completion_tokens,
+            calls[0].total_tokens
+        ),
+        (11, 7, 18)
+    );
+    // A planner that calls no model leaves the scope empty.
+    let (_, none) = nl2sql_planner::capture_calls(async { 1 }).await;
+    assert!(none.is_empty());
+}
+
+#[tokio::test]
 async fn persistent_server_error_fails_after_max_retries_plus_one_attempts() {
     let server = Server::start(vec![Reply::status(503, "down for maintenance")]).await;
     let planner = planner(&config(&server, |_| {}));

@@ -213,3 +213,32 @@ fn engines_map_to_dialects() {
     assert_eq!(Engine::Postgres.dialect(), Dialect::Postgres);
     assert!(Engine::Mysql.is_server() && !Engine::Duckdb.is_server());
 }
+
+#[test]
+fn artifact_durability_parses_defaults_to_atomic_and_names_a_bad_value() {
+    let file = ConfigFile::from_toml_str("version = 1\n[artifacts]\nuri = \"out\"\n").unwrap();
+    let section = file.artifacts.unwrap();
+    assert_eq!(section.durability, ArtifactDurability::Atomic);
+    let file = ConfigFile::from_toml_str(
+        "version = 1\n[artifacts]\nuri = \"out\"\ndurability = \"synced\"\n",
+    )
+    .unwrap();
+    assert_eq!(
+        file.artifacts.unwrap().durability,
+        ArtifactDurability::Synced
+    );
+    let err = ConfigFile::from_toml_str(
+        "version = 1\n[artifacts]\nuri = \"out\"\ndurability = \"eventually\"\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("durability"), "{err}");
+    assert_eq!(" Synced ".parse(), Ok(ArtifactDurability::Synced));
+    assert_eq!(
+        "fsync".parse::<ArtifactDurability>(),
+        Err("'fsync' is not an artifact durability (expected atomic or synced)".to_owned())
+    );
+    for d in [ArtifactDurability::Atomic, ArtifactDurability::Synced] {
+        assert_eq!(d.as_str().parse(), Ok(d));
+    }
+}

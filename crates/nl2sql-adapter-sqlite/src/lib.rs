@@ -37,6 +37,10 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
 mod write;
+
+#[cfg(test)]
+mod tests;
+
 pub use write::write_database;
 
 /// The schema name SQLite gives the main database.
@@ -478,9 +482,31 @@ enum Detail {
     Full,
 }
 
-fn snapshot_on(conn: &Conn, id: &str, detail: Detail) -> Result<SchemaSnapshot, ResultError> {
+/// How much work the statistics of a snapshot may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StatsBudget {
+    /// Columns whose turn comes after this much time get no statistics.
+    time: Duration,
+    /// Tables with more rows get statistics on their first this many rows.
+    sample_rows: u64,
+}
+
+impl StatsBudget {
+    /// `DEFAULT_SCHEMA_STATS_TIMEOUT_MS` and `DEFAULT_SCHEMA_STATS_SAMPLE_ROWS`.
+    const DEFAULT: StatsBudget = StatsBudget {
+        time: Duration::from_millis(DEFAULT_SCHEMA_STATS_TIMEOUT_MS),
+        sample_rows: DEFAULT_SCHEMA_STATS_SAMPLE_ROWS,
+    };
+}
+
+fn snapshot_on(
+    conn: &Conn,
+    id: &str,
+    detail: Detail,
+    limits: StatsBudget,
+) -> Result<SchemaSnapshot, ResultError> {
     let started = Instant::now();
-    let budget = Duration::from_millis(DEFAULT_SCHEMA_STATS_TIMEOUT_MS);
+    let budget = limits.time;
     let mut contract = SchemaContract::new(id, "sqlite");
     let mut metadata = SchemaMetadata {
         datasource_id: id.to_owned(),
@@ -567,10 +593,11 @@ fn snapshot_on(conn: &Conn, id: &str, detail: Detail) -> Result<SchemaSnapshot, 
             ..TableMetadata::default()
         };
         // Statistics on a sample of the first rows of big tables, within the time budget.
-        let source = if row_count.unwrap_or(0) > DEFAULT_SCHEMA_STATS_SAMPLE_ROWS {
+        let source = if row_count.unwrap_or(0) > limits.sample_rows {
             format!(
-                "(SELECT * FROM {} LIMIT {DEFAULT_SCHEMA_STATS_SAMPLE_ROWS})",
-                quote(&name)
+                "(SELECT * FROM {} LIMIT {})",
+                quote(&name),
+                limits.sample_rows
             )
         } else {
             quote(&name)
@@ -702,7 +729,7 @@ impl DatasourceAdapter for SqliteAdapter {
     async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
         let id = self.id.clone();
         let at = id.clone();
-        self.with_conn(move |c| snapshot_on(c, &id, Detail::Full))
+        self.with_conn(move |c| snapshot_on(c, &id, Detail::Full, StatsBudget::DEFAULT))
             .await
             .map_err(|e| e.at("schema_snapshot", &at))
     }
@@ -710,7 +737,7 @@ impl DatasourceAdapter for SqliteAdapter {
     async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
         let id = self.id.clone();
         let at = id.clone();
-        self.with_conn(move |c| snapshot_on(c, &id, Detail::Contract))
+        self.with_conn(move |c| snapshot_on(c, &id, Detail::Contract, StatsBudget::DEFAULT))
             .await
             .map(|s| s.contract)
             .map_err(|e| e.at("schema_contract", &at))

@@ -591,3 +591,39 @@ fn contracts_group_composite_foreign_keys_by_constraint() {
     assert!(contract.tables["s.a"].columns["y"].is_primary_key);
     assert!(!b.columns["y"].is_primary_key);
 }
+
+#[test]
+fn statistics_read_a_sample_of_big_tables_and_order_tied_samples_by_value() {
+    // GAP-41: a table over the sample size is read through a LIMIT sub-query; one within
+    // it (or of unknown size but under the limit) is read whole.
+    assert_eq!(
+        introspect::stats_source(Dialect::Postgres, "s", "big", Some(1_000_001), 1_000_000),
+        r#"(SELECT * FROM "s"."big" LIMIT 1000000) AS nl2sql_sample"#
+    );
+    assert_eq!(
+        introspect::stats_source(Dialect::MySql, "s", "small", Some(10), 1_000_000),
+        "`s`.`small`"
+    );
+    assert_eq!(
+        introspect::stats_source(Dialect::DuckDb, "main", "t", None, 100),
+        r#"(SELECT * FROM "main"."t" LIMIT 100) AS nl2sql_sample"#,
+        "an unknown row count is sampled"
+    );
+    // Samples: most frequent first, ties broken by the value itself, in every dialect.
+    for (dialect, c) in [
+        (Dialect::Postgres, r#""colour""#),
+        (Dialect::DuckDb, r#""colour""#),
+        (Dialect::Sqlite, r#""colour""#),
+        (Dialect::MySql, "`colour`"),
+    ] {
+        let sql = introspect::samples_sql(dialect, "src", "colour");
+        assert!(
+            sql.ends_with(&format!(
+                "GROUP BY {c} ORDER BY count(*) DESC, {c} LIMIT {}",
+                introspect::SAMPLE_VALUES
+            )),
+            "{dialect:?}: {sql}"
+        );
+        assert!(sql.contains(&format!("WHERE {c} IS NOT NULL")), "{sql}");
+    }
+}

@@ -233,3 +233,52 @@ async fn bad_urls_and_files_are_unavailable() {
         .await;
     assert!(f.success, "{:?}", f.error);
 }
+
+/// `items(id, colour)`: red, green, blue and amber 10 rows each (ties, inserted out of
+/// order), violet 6 and cyan 4; the statement works in every engine.
+fn tied_colours_sql(table: &str) -> String {
+    let colours = ["red", "green", "blue", "amber"];
+    let rows: Vec<String> = (1..=50)
+        .map(|id: usize| {
+            let colour = match id {
+                1..=40 => colours[(id - 1) % 4],
+                41..=46 => "violet",
+                _ => "cyan",
+            };
+            format!("({id}, '{colour}')")
+        })
+        .collect();
+    format!(
+        "CREATE TABLE {table} (id INTEGER PRIMARY KEY, colour VARCHAR(20) NOT NULL); INSERT INTO {table} VALUES {};",
+        rows.join(", ")
+    )
+}
+
+#[tokio::test]
+async fn sample_value_ties_come_out_in_value_order() {
+    // GAP-41: the most frequent values first, ties in value order, the same every time.
+    let dir = std::env::temp_dir().join(format!("nl2sql-duckdb-{}-ties", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ties.duckdb");
+    let conn = duckdb::Connection::open(&path).unwrap();
+    conn.execute_batch(&tied_colours_sql("items")).unwrap();
+    drop(conn);
+    let a = adapter(&path);
+    let snapshot = a.schema_snapshot().await.unwrap();
+    let metadata = snapshot.metadata.as_ref().unwrap();
+    let items = metadata
+        .tables
+        .values()
+        .find(|t| t.table.table_name == "items")
+        .unwrap();
+    let colour = items.columns["colour"].statistics.clone().unwrap();
+    assert_eq!(colour.distinct_count, 6);
+    assert_eq!(
+        colour.sample_values,
+        ["amber", "blue", "green", "red", "violet"].map(serde_json::Value::from)
+    );
+    assert_eq!(a.schema_snapshot().await.unwrap(), snapshot);
+    drop(a);
+    let _ = std::fs::remove_dir_all(&dir);
+}

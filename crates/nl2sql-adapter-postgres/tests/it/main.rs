@@ -380,3 +380,67 @@ async fn dead_servers_and_bad_credentials_fail_fast_with_stable_codes() {
         assert!(!e.safe_message.contains("secret"), "{}", e.safe_message);
     }
 }
+
+#[tokio::test]
+async fn sample_value_ties_come_out_in_value_order() {
+    // GAP-41: the most frequent values first, ties in value order, the same every time.
+    let Some(server) = server().await else { return };
+    let schema = format!("nl2sql_ties_{}", std::process::id());
+    let (client, conn) = tokio_postgres::connect(&server.admin_url(), NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    let colours = ["red", "green", "blue", "amber"];
+    let rows: Vec<String> = (1..=50)
+        .map(|id: usize| {
+            let colour = match id {
+                1..=40 => colours[(id - 1) % 4],
+                41..=46 => "violet",
+                _ => "cyan",
+            };
+            format!("({id}, '{colour}')")
+        })
+        .collect();
+    client
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}; \
+             CREATE TABLE {schema}.items (id integer PRIMARY KEY, colour text NOT NULL); \
+             INSERT INTO {schema}.items VALUES {};",
+            rows.join(", ")
+        ))
+        .await
+        .unwrap();
+    let url = format!(
+        "postgres://{}@{}:{}/{}",
+        server.admin, server.host, server.port, server.db
+    );
+    let adapter = PostgresAdapter::from_url("pg", &url, Limits::default())
+        .await
+        .unwrap();
+    let first = adapter.schema_snapshot().await;
+    let second = adapter.schema_snapshot().await;
+    client
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+    let (first, second) = (first.unwrap(), second.unwrap());
+    let find = |s: &nl2sql_state::SchemaSnapshot| {
+        s.metadata
+            .as_ref()
+            .unwrap()
+            .tables
+            .values()
+            .find(|t| t.table.schema_name == schema && t.table.table_name == "items")
+            .unwrap()
+            .clone()
+    };
+    let items = find(&first);
+    assert_eq!(items.row_count, Some(50));
+    let colour = items.columns["colour"].statistics.clone().unwrap();
+    assert_eq!(colour.distinct_count, 6);
+    assert_eq!(
+        colour.sample_values,
+        ["amber", "blue", "green", "red", "violet"].map(serde_json::Value::from)
+    );
+    assert_eq!(find(&second), items);
+}

@@ -2,5 +2,7 @@
 
 mod custom_adapter;
 mod demo_corpus;
+mod gaps;
+mod observability;
 mod pipeline;
 mod schema;

@@ -36,6 +36,10 @@ const MAY_USE: &[(&str, MayUse)] = &[
     ("index", MayUse::Only(&["state", "adapter"])),
     ("planner", MayUse::Only(&["state", "plan"])),
     ("orchestrator", MayUse::Any),
+    (
+        "server",
+        MayUse::Only(&["state", "planner", "orchestrator"]),
+    ),
     ("cli", MayUse::Any),
     ("test-support", MayUse::Any),
     ("bench", MayUse::Any),

@@ -18,7 +18,7 @@ use anyhow::{Context as _, bail};
 use nl2sql_orchestrator::{
     AskOptions, Engine, EngineOptions, PlannerChoice, RunResult, build_planner,
 };
-use nl2sql_state::{ArtifactsSection, RunStatus, UserContext, sha256_hex};
+use nl2sql_state::{ArtifactDurability, ArtifactsSection, RunStatus, UserContext, sha256_hex};
 use serde_json::Value;
 
 use crate::source::{Source, SourceArgs};
@@ -92,8 +92,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
     /// Plan, validate and generate SQL (with the database's dry run and cost estimate) but
-    /// run nothing: the sub-queries' SQL is the output.
-    #[arg(long)]
+    /// run nothing: the sub-queries' SQL is the output. `--no-exec` is the same flag.
+    #[arg(long, visible_alias = "no-exec")]
     no_execute: bool,
 }
 
@@ -224,7 +224,7 @@ pub(crate) fn open_engine(
         .with_context(|| format!("cannot open the data directory '{}'", dir.display()))?
         .with_options(options)
         .with_docs(source.docs);
-    if let Some((section, base)) = &artifacts_setting(source.artifacts) {
+    if let Some((section, base)) = &artifacts_setting(source.artifacts, dir)? {
         let store = nl2sql_orchestrator::artifact_store(section, base)
             .map_err(|e| anyhow::anyhow!("{}", e.safe_message()))?;
         engine = engine.with_artifacts(store);
@@ -237,26 +237,50 @@ pub(crate) fn open_engine(
 
 /// The artifact store setting: `RESULT_ARTIFACT_BASE_URI` (with
 /// `RESULT_ARTIFACT_PATH_TEMPLATE`; relative to the current directory) wins over the
-/// configuration's `[artifacts]` section.
+/// configuration's `[artifacts]` section; `RESULT_ARTIFACT_DURABILITY` (`atomic` or
+/// `synced`) over the section's `durability`, and alone it applies to the default store
+/// under the data directory. `None` keeps the engine's default store.
 fn artifacts_setting(
     configured: Option<(ArtifactsSection, PathBuf)>,
-) -> Option<(ArtifactsSection, PathBuf)> {
+    data_dir: &Path,
+) -> anyhow::Result<Option<(ArtifactsSection, PathBuf)>> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    match var("RESULT_ARTIFACT_BASE_URI") {
-        Some(uri) => Some((
+    let durability = var("RESULT_ARTIFACT_DURABILITY")
+        .map(|v| {
+            v.parse::<ArtifactDurability>()
+                .map_err(|e| anyhow::anyhow!("RESULT_ARTIFACT_DURABILITY: {e}"))
+        })
+        .transpose()?;
+    let template = var("RESULT_ARTIFACT_PATH_TEMPLATE");
+    let setting = match (var("RESULT_ARTIFACT_BASE_URI"), configured) {
+        (Some(uri), _) => Some((
             ArtifactsSection {
                 uri,
-                path_template: var("RESULT_ARTIFACT_PATH_TEMPLATE"),
+                path_template: template,
+                durability: durability.unwrap_or_default(),
             },
             PathBuf::from("."),
         )),
-        None => configured.map(|(mut section, base)| {
-            if let Some(t) = var("RESULT_ARTIFACT_PATH_TEMPLATE") {
+        (None, Some((mut section, base))) => {
+            if let Some(t) = template {
                 section.path_template = Some(t);
             }
-            (section, base)
-        }),
-    }
+            if let Some(d) = durability {
+                section.durability = d;
+            }
+            Some((section, base))
+        }
+        (None, None) if durability.is_some() || template.is_some() => Some((
+            ArtifactsSection {
+                uri: data_dir.join("artifacts").to_string_lossy().into_owned(),
+                path_template: template,
+                durability: durability.unwrap_or_default(),
+            },
+            data_dir.to_path_buf(),
+        )),
+        (None, None) => None,
+    };
+    Ok(setting)
 }
 
 /// A run's question, caller and source, stored beside its log for `runs replay`.
@@ -286,7 +310,7 @@ pub(crate) fn engine_dir(data_dir: &Path, source: &Source) -> PathBuf {
 }
 
 /// The role `ask` uses on the demo when none is given.
-const DEMO_ROLE: &str = "analyst";
+pub(crate) const DEMO_ROLE: &str = "analyst";
 
 /// The source given on the command line or in `$NL2SQL_CONFIG`, else the demo (created
 /// under `data_dir/demo` when missing); true when it is the demo.

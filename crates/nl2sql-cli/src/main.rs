@@ -8,14 +8,17 @@
 #![allow(clippy::print_stdout)] // reason: a CLI writes its results to standard output
 
 mod ask;
+mod benchmark;
 mod columns;
 mod datasources;
 mod doctor;
 mod list_adapters;
+mod logging;
 mod plan_dag;
 mod policy;
 mod render_plan;
 mod run_commands;
+mod serve;
 mod source;
 mod validate_plan;
 mod validate_sql;
@@ -36,6 +39,7 @@ struct Cli {
 enum Command {
     /// Answers a question in plain English over the datasources (by default the
     /// embedded demo, created on first use) and prints the answer and its table.
+    #[command(visible_alias = "run")]
     Ask(ask::Args),
     /// Creates the demo datasets (DuckDB and SQLite databases, config, policy, questions).
     Demo(run_commands::DemoArgs),
@@ -60,6 +64,12 @@ enum Command {
     ListAdapters(list_adapters::Args),
     /// Checks an RBAC policy file against the configuration and the datasources' schemas.
     Policy(policy::Args),
+    /// Runs a golden dataset (questions with their expected datasources and SQL) per
+    /// planner and prints per-case results and accuracy metrics.
+    Benchmark(benchmark::Args),
+    /// Serves the REST API (docs/rest-api.md) over the datasources, with API-key
+    /// authentication; Ctrl-C stops it.
+    Serve(serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +81,10 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    if let Err(err) = logging::init() {
+        eprintln!("error: {err:#}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Ask(args) => ask::run(&args),
         Command::Demo(args) => run_commands::demo(&args),
@@ -84,6 +98,8 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor::run(&args),
         Command::ListAdapters(args) => list_adapters::run(&args),
         Command::Policy(args) => policy::run(&args),
+        Command::Benchmark(args) => benchmark::run(&args),
+        Command::Serve(args) => serve::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -223,3 +223,163 @@ fn bad_sections_are_configuration_errors_naming_the_key() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn artifact_settings_from_the_environment_reach_the_default_store_or_are_refused() {
+    let dir = setup("artifact-env");
+    let ask = |vars: &[(&str, &str)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_nl2sql"));
+        cmd.args([
+            "ask",
+            "--db",
+            "sqlite://plant.db",
+            "--format",
+            "json",
+            "How many factories are there?",
+        ])
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .current_dir(&dir)
+        .env_remove("NL2SQL_CONFIG")
+        .env_remove("NL2SQL_DATA_DIR")
+        .env_remove("RESULT_ARTIFACT_BASE_URI");
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    // A value that does not parse is a configuration error naming the variable.
+    let out = ask(&[("RESULT_ARTIFACT_DURABILITY", "eventually")]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("RESULT_ARTIFACT_DURABILITY") && stderr.contains("eventually"),
+        "{stderr}"
+    );
+    // Without `[artifacts]`, the durability and the template apply to the default store
+    // under the data directory.
+    let out = ask(&[
+        ("RESULT_ARTIFACT_DURABILITY", "synced"),
+        ("RESULT_ARTIFACT_PATH_TEMPLATE", "env/<dag_node_id>.parquet"),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result = json(&out);
+    assert_eq!(result["rows"], serde_json::json!([[3]]));
+    let written = files_with_extension(&dir.join("data"), "parquet");
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert_eq!(
+        written[0]
+            .parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str()),
+        Some("env"),
+        "{written:?}"
+    );
+    assert!(written[0].starts_with(dir.join("data")), "{written:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn logs_carry_the_trace_and_tenant_and_audit_events_reach_their_file() {
+    let dir = setup("observability");
+    let ask = |vars: &[(&str, &str)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_nl2sql"));
+        cmd.args([
+            "ask",
+            "--db",
+            "sqlite://plant.db",
+            "--format",
+            "json",
+            "How many factories are there?",
+        ])
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .current_dir(&dir)
+        .env_remove("NL2SQL_CONFIG")
+        .env_remove("NL2SQL_DATA_DIR")
+        .env_remove("NL2SQL_LOG")
+        .env_remove("OBSERVABILITY_EXPORTER");
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    // By default no log records: standard error has only the command's own notes (the
+    // first question indexes the datasource).
+    let quiet = ask(&[]);
+    assert_eq!(quiet.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&quiet.stderr);
+    assert!(
+        stderr.lines().all(|l| l.starts_with("indexed plant")),
+        "{stderr}"
+    );
+
+    // Human-readable records, each inside the run's span.
+    let out = ask(&[
+        ("OBSERVABILITY_EXPORTER", "console"),
+        ("NL2SQL_LOG", "nl2sql::node=debug,nl2sql::run=info"),
+        ("TENANT_ID", "plant-7"),
+        ("AUDIT_LOG_PATH", "audit/events.log"),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let trace = json(&out)["trace_id"].as_str().unwrap().to_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let span = format!("run{{trace_id={trace} tenant_id=plant-7}}");
+    let records: Vec<&str> = stderr.lines().collect();
+    assert!(records.len() >= 5, "{stderr}");
+    assert!(records.iter().all(|l| l.contains(&span)), "{stderr}");
+    assert!(
+        stderr.contains("node=executor") && stderr.contains("run completed"),
+        "{stderr}"
+    );
+    // The audit log went where AUDIT_LOG_PATH said (relative to the working directory).
+    let audit = std::fs::read_to_string(dir.join("audit/events.log")).unwrap();
+    let events: Vec<Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event_type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["sql_executed", "run_completed"]);
+    assert!(
+        events
+            .iter()
+            .all(|e| e["trace_id"] == trace.as_str() && e["tenant_id"] == "plant-7")
+    );
+
+    // otlp: one JSON object per record, with the span's fields.
+    let out = ask(&[
+        ("OBSERVABILITY_EXPORTER", "otlp"),
+        ("NL2SQL_LOG", "nl2sql::run=info"),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let trace = json(&out)["trace_id"].as_str().unwrap().to_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let record: Value = serde_json::from_str(stderr.lines().next().unwrap()).unwrap();
+    assert_eq!(record["span"]["trace_id"], trace.as_str(), "{stderr}");
+    assert_eq!(record["span"]["tenant_id"], "default_tenant");
+    assert_eq!(record["fields"]["message"], "run completed");
+
+    // Unknown values are configuration errors naming the variable.
+    for (k, v) in [
+        ("OBSERVABILITY_EXPORTER", "jaeger"),
+        ("NL2SQL_LOG", "nl2sql=loud"),
+    ] {
+        let out = ask(&[(k, v)]);
+        assert_eq!(out.status.code(), Some(2), "{k}={v}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(k), "{k}={v}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

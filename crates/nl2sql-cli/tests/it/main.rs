@@ -1,6 +1,7 @@
 //! The `nl2sql` binary's contract: arguments, standard input, output and exit codes.
 
 mod ask;
+mod benchmark;
 mod config;
 mod datasources;
 mod doctor;
@@ -10,4 +11,5 @@ mod plan_commands;
 mod plan_dag;
 mod policy;
 mod readme;
+mod serve;
 mod validate_sql;

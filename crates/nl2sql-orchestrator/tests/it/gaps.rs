@@ -41,7 +41,6 @@ fn fixture() -> PathBuf {
     nl2sql_test_support::manufacturing_db()
 }
 
-
 fn fast_options() -> EngineOptions {
     EngineOptions {
         retry_base_delay: Duration::from_millis(5),

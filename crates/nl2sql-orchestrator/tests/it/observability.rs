@@ -21,7 +21,6 @@ use nl2sql_state::{ErrorCode, PolicyFile, RunStatus, UserContext, sha256_hex};
 use nl2sql_test_support::TempDir;
 use serde_json::{Value, json};
 
-
 fn fixture() -> PathBuf {
     nl2sql_test_support::manufacturing_db()
 }

@@ -37,7 +37,6 @@ fn fixture() -> PathBuf {
     nl2sql_test_support::manufacturing_db()
 }
 
-
 /// A direct SQL count on the fixture.
 fn sql_count(table: &str) -> i64 {
     let conn = rusqlite::Connection::open_with_flags(

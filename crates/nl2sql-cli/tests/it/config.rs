@@ -224,30 +224,36 @@ fn bad_sections_are_configuration_errors_naming_the_key() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `nl2sql ask --db sqlite://plant.db --format json` in `dir`, with `unset` and the
+/// configuration variables removed from the environment and `vars` set.
+fn ask_db(dir: &Path, unset: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nl2sql"));
+    cmd.args([
+        "ask",
+        "--db",
+        "sqlite://plant.db",
+        "--format",
+        "json",
+        "How many factories are there?",
+    ])
+    .arg("--data-dir")
+    .arg(dir.join("data"))
+    .current_dir(dir)
+    .env_remove("NL2SQL_CONFIG")
+    .env_remove("NL2SQL_DATA_DIR");
+    for k in unset {
+        cmd.env_remove(k);
+    }
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
 #[test]
 fn artifact_settings_from_the_environment_reach_the_default_store_or_are_refused() {
     let dir = setup("artifact-env");
-    let ask = |vars: &[(&str, &str)]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_nl2sql"));
-        cmd.args([
-            "ask",
-            "--db",
-            "sqlite://plant.db",
-            "--format",
-            "json",
-            "How many factories are there?",
-        ])
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .current_dir(&dir)
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
-        .env_remove("RESULT_ARTIFACT_BASE_URI");
-        for (k, v) in vars {
-            cmd.env(k, v);
-        }
-        cmd.output().unwrap()
-    };
+    let ask = |vars: &[(&str, &str)]| ask_db(&dir, &["RESULT_ARTIFACT_BASE_URI"], vars);
     // A value that does not parse is a configuration error naming the variable.
     let out = ask(&[("RESULT_ARTIFACT_DURABILITY", "eventually")]);
     assert_eq!(out.status.code(), Some(2));
@@ -287,28 +293,7 @@ fn artifact_settings_from_the_environment_reach_the_default_store_or_are_refused
 #[test]
 fn logs_carry_the_trace_and_tenant_and_audit_events_reach_their_file() {
     let dir = setup("observability");
-    let ask = |vars: &[(&str, &str)]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_nl2sql"));
-        cmd.args([
-            "ask",
-            "--db",
-            "sqlite://plant.db",
-            "--format",
-            "json",
-            "How many factories are there?",
-        ])
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .current_dir(&dir)
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
-        .env_remove("NL2SQL_LOG")
-        .env_remove("OBSERVABILITY_EXPORTER");
-        for (k, v) in vars {
-            cmd.env(k, v);
-        }
-        cmd.output().unwrap()
-    };
+    let ask = |vars: &[(&str, &str)]| ask_db(&dir, &["NL2SQL_LOG", "OBSERVABILITY_EXPORTER"], vars);
     // By default no log records: standard error has only the command's own notes (the
     // first question indexes the datasource).
     let quiet = ask(&[]);

@@ -28,8 +28,9 @@ use arrow::record_batch::RecordBatch;
 use async_trait::async_trait;
 use duckdb::{AccessMode, Config, Connection};
 use nl2sql_adapter::{
-    Capability, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult, ExecutionStats,
-    Limits, QueryPlan, ResultError, ResultErrorCode, ResultFrame, TruncatedReason, json_plan,
+    AdapterOptions, Capability, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult,
+    ExecutionStats, Limits, QueryPlan, ResultError, ResultErrorCode, ResultFrame, TruncatedReason,
+    json_plan,
 };
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 
@@ -40,6 +41,7 @@ pub struct DuckDbAdapter {
     id: String,
     path: PathBuf,
     limits: Limits,
+    options: AdapterOptions,
     capabilities: CapabilitySet,
     /// The database; each statement runs on a clone (a new connection).
     root: Arc<Mutex<Connection>>,
@@ -90,9 +92,20 @@ pub fn capabilities() -> CapabilitySet {
 }
 
 impl DuckDbAdapter {
-    /// Opens the database file at `path` read-only and sandboxed. A missing file is
-    /// `SERVICE_UNAVAILABLE`; it is never created.
+    /// Opens the database file at `path` read-only and sandboxed, with the default
+    /// [`AdapterOptions`]. A missing file is `SERVICE_UNAVAILABLE`; it is never created.
     pub fn open(id: &str, path: &Path, limits: Limits) -> Result<Self, ResultError> {
+        DuckDbAdapter::open_with_options(id, path, limits, AdapterOptions::default())
+    }
+
+    /// [`DuckDbAdapter::open`] with explicit [`AdapterOptions`] (the statistics budget and
+    /// sample size of snapshots; a file has no connect timeout).
+    pub fn open_with_options(
+        id: &str,
+        path: &Path,
+        limits: Limits,
+        options: AdapterOptions,
+    ) -> Result<Self, ResultError> {
         if !path.is_file() {
             return Err(unavailable(
                 "the DuckDB database file does not exist or is not a file",
@@ -115,6 +128,7 @@ impl DuckDbAdapter {
             id: id.to_owned(),
             path: path.to_path_buf(),
             limits,
+            options,
             capabilities: capabilities(),
             root: Arc::new(Mutex::new(conn)),
         })
@@ -123,10 +137,25 @@ impl DuckDbAdapter {
     /// Opens `duckdb:///absolute/path.duckdb` or `duckdb://relative/path.duckdb`
     /// (relative to the current directory).
     pub fn from_url(id: &str, url: &str, limits: Limits) -> Result<Self, ResultError> {
+        DuckDbAdapter::from_url_with_options(id, url, limits, AdapterOptions::default())
+    }
+
+    /// [`DuckDbAdapter::from_url`] with explicit [`AdapterOptions`].
+    pub fn from_url_with_options(
+        id: &str,
+        url: &str,
+        limits: Limits,
+        options: AdapterOptions,
+    ) -> Result<Self, ResultError> {
         let path = parse_url(url).map_err(|m| {
             ResultError::new(ResultErrorCode::ServiceUnavailable, m).at("connect", id)
         })?;
-        DuckDbAdapter::open(id, &path, limits)
+        DuckDbAdapter::open_with_options(id, &path, limits, options)
+    }
+
+    /// The adapter's options.
+    pub fn options(&self) -> AdapterOptions {
+        self.options
     }
 
     /// A new connection to the database.
@@ -492,9 +521,10 @@ impl DatasourceAdapter for DuckDbAdapter {
 
     async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
         let id = self.id.clone();
-        let budget = nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS;
-        self.on_connection(budget * 3, move |c| {
-            snapshot::snapshot(c, &id, budget, snapshot::Detail::Full)
+        let options = self.options;
+        let limit = options.snapshot_timeout_ms(&self.limits);
+        self.on_connection(limit, move |c| {
+            snapshot::snapshot(c, &id, &options, snapshot::Detail::Full)
         })
         .await
         .map_err(|e| e.at("schema_snapshot", &self.id))
@@ -502,9 +532,10 @@ impl DatasourceAdapter for DuckDbAdapter {
 
     async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
         let id = self.id.clone();
-        let budget = nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS;
-        self.on_connection(budget * 3, move |c| {
-            snapshot::snapshot(c, &id, budget, snapshot::Detail::Contract)
+        let options = self.options;
+        let limit = options.snapshot_timeout_ms(&self.limits);
+        self.on_connection(limit, move |c| {
+            snapshot::snapshot(c, &id, &options, snapshot::Detail::Contract)
         })
         .await
         .map(|s| s.contract)

@@ -9,7 +9,7 @@ use duckdb::Connection;
 use nl2sql_adapter::introspect::{
     self, CatalogColumn, CatalogForeignKey, StatClass, assemble_contract,
 };
-use nl2sql_adapter::{DEFAULT_SCHEMA_STATS_SAMPLE_ROWS, ResultError};
+use nl2sql_adapter::{AdapterOptions, ResultError};
 use nl2sql_state::{
     ColumnMetadata, ColumnStatistics, Dialect, SchemaMetadata, SchemaSnapshot, TableMetadata,
     TableRef,
@@ -55,11 +55,12 @@ pub(crate) enum Detail {
 pub(crate) fn snapshot(
     conn: &Connection,
     id: &str,
-    budget_ms: u64,
+    options: &AdapterOptions,
     detail: Detail,
 ) -> Result<SchemaSnapshot, ResultError> {
     let started = Instant::now();
-    let budget = Duration::from_millis(budget_ms);
+    let budget = Duration::from_millis(options.schema_stats_timeout_ms);
+    let sample_rows = options.schema_stats_sample_rows;
     let columns: Vec<CatalogColumn> = text_rows(
         conn,
         "SELECT schema_name, table_name, column_name, data_type, CAST(is_nullable AS VARCHAR) \
@@ -148,7 +149,7 @@ pub(crate) fn snapshot(
             .find(|r| s(&r[0]) == t.schema_name && s(&r[1]) == t.table_name)
             .map(|r| int(&r[2]).max(0) as u64);
         let row_count = match estimate {
-            Some(e) if e > DEFAULT_SCHEMA_STATS_SAMPLE_ROWS => Some(e),
+            Some(e) if e > sample_rows => Some(e),
             _ => {
                 let sql = format!(
                     "SELECT CAST(count(*) AS VARCHAR) FROM {}.{}",
@@ -170,7 +171,7 @@ pub(crate) fn snapshot(
             &t.schema_name,
             &t.table_name,
             row_count,
-            DEFAULT_SCHEMA_STATS_SAMPLE_ROWS,
+            sample_rows,
         );
         for (name, col) in &table.columns {
             let class = introspect::stat_class(&col.data_type);

@@ -15,21 +15,26 @@
 //!   details when the account holds more than reading privileges.
 //!
 //! A statement past its timeout is stopped by the server (`EXECUTION_TIMEOUT`); if the
-//! server does not answer within a grace period, the client sends `KILL QUERY`.
+//! server does not answer within a grace period, the client sends `KILL QUERY` from a
+//! connection of its own. A call whose future is dropped (a cancelled or timed-out run)
+//! sends `KILL QUERY` too, from a spawned task that holds the connection until the kill
+//! is done, so the kill can never hit the connection's next user (GAP-11). A statement
+//! that fails because its connection dropped (closed, reset or killed, not an SQL error)
+//! runs once more on a new connection; a second failure is returned (GAP-60).
 //! Connecting is bounded by the connect timeout: a dead server is `SERVICE_UNAVAILABLE`.
 
 mod decode;
 mod snapshot;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use mysql_async::prelude::Queryable as _;
 use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
 use nl2sql_adapter::{
-    Capability, CapabilitySet, CostEstimate, DEFAULT_CONNECT_TIMEOUT_MS, DatasourceAdapter,
-    DryRunResult, Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
-    ResultFrame, json_plan,
+    AdapterOptions, Capability, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult,
+    Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode, ResultFrame, json_plan,
 };
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 
@@ -45,11 +50,14 @@ pub struct MySqlAdapter {
     pool: Pool,
     opts: Opts,
     connect_timeout: Duration,
+    options: AdapterOptions,
     limits: Limits,
     capabilities: CapabilitySet,
     mariadb: bool,
     privileged: bool,
     server_version: String,
+    /// Statements run a second time after their connection dropped (GAP-60).
+    retries: AtomicU64,
 }
 
 impl std::fmt::Debug for MySqlAdapter {
@@ -83,13 +91,7 @@ impl MySqlAdapter {
     /// The URL is never echoed in errors. The first connection is opened now, so a dead
     /// server or wrong credentials fail here.
     pub async fn from_url(id: &str, url: &str, limits: Limits) -> Result<Self, ResultError> {
-        Self::from_url_with_connect_timeout(
-            id,
-            url,
-            limits,
-            Duration::from_millis(DEFAULT_CONNECT_TIMEOUT_MS),
-        )
-        .await
+        Self::from_url_with_options(id, url, limits, AdapterOptions::default()).await
     }
 
     /// [`MySqlAdapter::from_url`] with an explicit connect timeout.
@@ -99,6 +101,19 @@ impl MySqlAdapter {
         limits: Limits,
         connect_timeout: Duration,
     ) -> Result<Self, ResultError> {
+        let options = AdapterOptions::with_connect_timeout(connect_timeout);
+        Self::from_url_with_options(id, url, limits, options).await
+    }
+
+    /// [`MySqlAdapter::from_url`] with explicit [`AdapterOptions`]: the connect timeout,
+    /// and the statistics budget and sample size of snapshots.
+    pub async fn from_url_with_options(
+        id: &str,
+        url: &str,
+        limits: Limits,
+        options: AdapterOptions,
+    ) -> Result<Self, ResultError> {
+        let connect_timeout = Duration::from_millis(options.connect_timeout_ms);
         let opts = parse_url(url).map_err(|e| e.at("connect", id))?;
         // `?pool_max=N` in the URL may lower the pool size.
         let max = opts
@@ -123,11 +138,13 @@ impl MySqlAdapter {
             pool: Pool::new(opts.clone()),
             opts,
             connect_timeout,
+            options,
             limits,
             capabilities: capabilities(),
             mariadb: false,
             privileged: false,
             server_version: String::new(),
+            retries: AtomicU64::new(0),
         };
         let mut conn = adapter.conn().await.map_err(|e| e.at("connect", id))?;
         let version: Option<String> = conn
@@ -155,15 +172,26 @@ impl MySqlAdapter {
         Ok(adapter)
     }
 
+    /// The adapter's options.
+    pub fn options(&self) -> AdapterOptions {
+        self.options
+    }
+
+    /// How many statements ran a second time, on a new connection, because their
+    /// connection dropped (GAP-60).
+    pub fn retried_statements(&self) -> u64 {
+        self.retries.load(Ordering::Relaxed)
+    }
+
+    /// A pooled connection.
     async fn conn(&self) -> Result<Conn, ResultError> {
-        match tokio::time::timeout(self.connect_timeout, self.pool.get_conn()).await {
-            Err(_) => Err(unavailable(
-                "timed out connecting to the MySQL server",
-                format!("no answer within {:?}", self.connect_timeout),
-            )),
-            Ok(Err(e)) => Err(connect_error(&e)),
-            Ok(Ok(c)) => Ok(c),
-        }
+        connect_within(self.connect_timeout, self.pool.get_conn()).await
+    }
+
+    /// A new connection outside the pool (closed when dropped), for the one retry after
+    /// a dropped connection: the pool's idle connections may have dropped too.
+    async fn fresh_conn(&self) -> Result<Conn, ResultError> {
+        connect_within(self.connect_timeout, Conn::new(self.opts.clone())).await
     }
 
     /// The session settings that cap one statement.
@@ -183,32 +211,67 @@ impl MySqlAdapter {
     }
 
     /// Runs `op` in a read-only transaction under `limits`; kills the query on the server
-    /// when it overruns.
+    /// when it overruns or when this future is dropped. When the connection drops under
+    /// it, runs it once more on a new connection.
     async fn in_read_only_tx(&self, limits: Limits, op: Op) -> Result<Out, ResultError> {
-        let mut conn = self.conn().await?;
+        let conn = self.conn().await?;
+        let lost = match self.attempt(conn, limits, op.clone()).await {
+            Attempt::Done(out) => return out,
+            Attempt::Lost(e) => e,
+        };
+        // Nothing was returned yet: the statement runs once more.
+        self.retries.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(
+            datasource = %self.id,
+            error = ?lost.detail,
+            "the MySQL connection dropped under a statement; running it once more"
+        );
+        let conn = self.fresh_conn().await?;
+        match self.attempt(conn, limits, op).await {
+            Attempt::Done(out) => out,
+            Attempt::Lost(e) => Err(e),
+        }
+    }
+
+    /// One run of `op` on `conn`.
+    async fn attempt(&self, conn: Conn, limits: Limits, op: Op) -> Attempt {
         let conn_id = conn.id();
+        let mut guard = KillOnDrop {
+            conn: Some(conn),
+            opts: self.opts.clone(),
+            connect_timeout: self.connect_timeout,
+        };
+        let Some(conn) = guard.conn.as_mut() else {
+            return Attempt::Done(Err(unexpected()));
+        };
         let caps = self.caps(limits);
-        let limit = Duration::from_millis(limits.statement_timeout_ms) + CANCEL_GRACE;
-        let outcome = tokio::time::timeout(limit, run_tx(&mut conn, &self.id, &caps, op)).await;
+        let limit = Duration::from_millis(limits.statement_timeout_ms).saturating_add(CANCEL_GRACE);
+        let outcome = tokio::time::timeout(limit, run_tx(conn, &self.id, &caps, op)).await;
+        // Disarmed: from here on this call decides what happens to the connection.
+        let conn = guard.conn.take();
         match outcome {
-            Ok(out) => out,
+            Ok(Ran {
+                out: Err(e),
+                lost: true,
+            }) if e.error_code == ResultErrorCode::ServiceUnavailable => Attempt::Lost(e),
+            Ok(Ran { out, .. }) => Attempt::Done(out),
             Err(_) => {
-                if let Ok(mut killer) = self.conn().await {
-                    let _ = killer.query_drop(format!("KILL QUERY {conn_id}")).await;
-                }
-                Err(timeout_error(format!(
+                // The connection is still held, so the kill reaches this statement only.
+                kill_query(&self.opts, conn_id, self.connect_timeout).await;
+                drop(conn);
+                Attempt::Done(Err(timeout_error(format!(
                     "no answer within {} ms plus {CANCEL_GRACE:?}",
                     limits.statement_timeout_ms
-                )))
+                ))))
             }
         }
     }
 
-    /// The limits of the schema reads: the statistics budget (three times over) and no
+    /// The limits of the schema reads: [`AdapterOptions::snapshot_timeout_ms`] and no
     /// row cap.
     fn snapshot_limits(&self) -> Limits {
         Limits {
-            statement_timeout_ms: nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS * 3,
+            statement_timeout_ms: self.options.snapshot_timeout_ms(&self.limits),
             row_limit: u64::MAX - 1,
             ..self.limits
         }
@@ -222,6 +285,72 @@ impl MySqlAdapter {
             Out::Plan(p) => Ok(p),
             _ => Err(unexpected()),
         }
+    }
+}
+
+/// The outcome of one attempt at an [`Op`].
+enum Attempt {
+    /// The result to return.
+    Done(Result<Out, ResultError>),
+    /// The connection dropped before the op returned anything: worth one retry.
+    Lost(ResultError),
+}
+
+/// Kills the running statement of a connection when dropped while armed (the future of
+/// a call was dropped: a cancelled or timed-out run). A spawned task sends `KILL QUERY`
+/// from a connection of its own and holds the victim until then, so that it cannot go
+/// back to the pool and serve another call first.
+struct KillOnDrop {
+    conn: Option<Conn>,
+    opts: Opts,
+    connect_timeout: Duration,
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let Some(victim) = self.conn.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let opts = self.opts.clone();
+        let limit = self.connect_timeout;
+        runtime.spawn(async move {
+            kill_query(&opts, victim.id(), limit).await;
+            // Back to the pool, which drains what is left of the result and resets it.
+            drop(victim);
+        });
+    }
+}
+
+/// Sends `KILL QUERY <conn_id>` from a new connection, bounded by `connect_timeout`.
+async fn kill_query(opts: &Opts, conn_id: u32, connect_timeout: Duration) {
+    let mut killer = match connect_within(connect_timeout, Conn::new(opts.clone())).await {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::debug!(error = ?e.detail, "cannot connect to kill a MySQL statement");
+            return;
+        }
+    };
+    if let Err(e) = killer.query_drop(format!("KILL QUERY {conn_id}")).await {
+        tracing::debug!(error = %e, "cannot kill a MySQL statement");
+    }
+    let _ = killer.disconnect().await;
+}
+
+/// Waits for `connecting` at most `limit`.
+async fn connect_within(
+    limit: Duration,
+    connecting: impl Future<Output = Result<Conn, mysql_async::Error>>,
+) -> Result<Conn, ResultError> {
+    match tokio::time::timeout(limit, connecting).await {
+        Err(_) => Err(unavailable(
+            "timed out connecting to the MySQL server",
+            format!("no answer within {limit:?}"),
+        )),
+        Ok(Err(e)) => Err(connect_error(&e)),
+        Ok(Ok(c)) => Ok(c),
     }
 }
 
@@ -241,6 +370,7 @@ fn grant_is_privileged(grant: &str) -> bool {
 }
 
 /// What runs inside one read-only transaction.
+#[derive(Clone)]
 enum Op {
     Ping,
     Execute {
@@ -249,7 +379,10 @@ enum Op {
         started: Instant,
     },
     Explain(String),
-    Snapshot(snapshot::Detail),
+    Snapshot {
+        options: AdapterOptions,
+        detail: snapshot::Detail,
+    },
 }
 
 /// What an [`Op`] returns.
@@ -260,12 +393,44 @@ enum Out {
     Snapshot(Box<SchemaSnapshot>),
 }
 
-async fn run_tx(conn: &mut Conn, id: &str, caps: &str, op: Op) -> Result<Out, ResultError> {
+/// What [`run_tx`] did: the op's outcome, and whether the connection is gone.
+struct Ran {
+    out: Result<Out, ResultError>,
+    lost: bool,
+}
+
+/// Runs `op` in a read-only transaction, then rolls it back. A connection that cannot
+/// roll back is gone (`lost`); the op's own outcome stands (its rows were read whole).
+async fn run_tx(conn: &mut Conn, id: &str, caps: &str, op: Op) -> Ran {
+    let out = in_tx(conn, id, caps, op).await;
+    // The pool resets the session (COM_RESET_CONNECTION) when the connection returns.
+    match conn.query_drop("ROLLBACK").await {
+        Ok(()) => Ran { out, lost: false },
+        Err(e) if connection_lost(&e) || conn.is_disconnected() => Ran { out, lost: true },
+        Err(e) => Ran {
+            out: out.and(Err(map_err(&e))),
+            lost: false,
+        },
+    }
+}
+
+/// Whether `e` says the connection itself is gone (closed, reset, killed), as opposed
+/// to an error of one statement.
+fn connection_lost(e: &mysql_async::Error) -> bool {
+    match e {
+        // The connection was killed; the server is shutting down.
+        mysql_async::Error::Server(s) => matches!(s.code, 1927 | 1053),
+        // Without a server error: the socket or the protocol failed.
+        _ => true,
+    }
+}
+
+async fn in_tx(conn: &mut Conn, id: &str, caps: &str, op: Op) -> Result<Out, ResultError> {
     conn.query_drop(caps).await.map_err(|e| map_err(&e))?;
     conn.query_drop("START TRANSACTION READ ONLY")
         .await
         .map_err(|e| map_err(&e))?;
-    let out = match op {
+    match op {
         Op::Ping => conn
             .query_drop("SELECT 1")
             .await
@@ -279,13 +444,10 @@ async fn run_tx(conn: &mut Conn, id: &str, caps: &str, op: Op) -> Result<Out, Re
             .await
             .map(Out::Frame),
         Op::Explain(sql) => explain_json(conn, &sql).await.map(Out::Plan),
-        Op::Snapshot(detail) => snapshot::snapshot(conn, id, detail)
+        Op::Snapshot { options, detail } => snapshot::snapshot(conn, id, &options, detail)
             .await
             .map(|s| Out::Snapshot(Box::new(s))),
-    };
-    // The pool resets the session (COM_RESET_CONNECTION) when the connection returns.
-    conn.query_drop("ROLLBACK").await.map_err(|e| map_err(&e))?;
-    out
+    }
 }
 
 fn unexpected() -> ResultError {
@@ -363,8 +525,8 @@ pub(crate) fn map_err(e: &mysql_async::Error) -> ResultError {
             err.detail = Some(message.to_owned());
             err
         }
-        // server shutting down, too many connections, out of resources
-        1053 | 1040 | 1203 | 1041 | 1037 => {
+        // connection killed, server shutting down, too many connections, out of resources
+        1927 | 1053 | 1040 | 1203 | 1041 | 1037 => {
             unavailable("the MySQL server is unavailable", message.to_owned())
         }
         _ => ResultError::from_engine(ResultErrorCode::ExecutionFailed, message),
@@ -498,7 +660,10 @@ impl DatasourceAdapter for MySqlAdapter {
     }
 
     async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
-        let op = Op::Snapshot(snapshot::Detail::Full);
+        let op = Op::Snapshot {
+            options: self.options,
+            detail: snapshot::Detail::Full,
+        };
         match self.in_read_only_tx(self.snapshot_limits(), op).await {
             Ok(Out::Snapshot(s)) => Ok(*s),
             Ok(_) => Err(unexpected().at("schema_snapshot", &self.id)),
@@ -507,7 +672,10 @@ impl DatasourceAdapter for MySqlAdapter {
     }
 
     async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
-        let op = Op::Snapshot(snapshot::Detail::Contract);
+        let op = Op::Snapshot {
+            options: self.options,
+            detail: snapshot::Detail::Contract,
+        };
         match self.in_read_only_tx(self.snapshot_limits(), op).await {
             Ok(Out::Snapshot(s)) => Ok(s.contract),
             Ok(_) => Err(unexpected().at("schema_contract", &self.id)),

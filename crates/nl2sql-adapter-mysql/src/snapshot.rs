@@ -10,9 +10,7 @@ use mysql_async::prelude::Queryable as _;
 use nl2sql_adapter::introspect::{
     self, CatalogColumn, CatalogForeignKey, StatClass, assemble_contract,
 };
-use nl2sql_adapter::{
-    DEFAULT_SCHEMA_STATS_SAMPLE_ROWS, DEFAULT_SCHEMA_STATS_TIMEOUT_MS, ResultError,
-};
+use nl2sql_adapter::{AdapterOptions, ResultError};
 use nl2sql_state::{
     ColumnMetadata, ColumnStatistics, Dialect, SchemaMetadata, SchemaSnapshot, TableMetadata,
     TableRef,
@@ -43,10 +41,12 @@ pub(crate) enum Detail {
 pub(crate) async fn snapshot(
     conn: &mut Conn,
     id: &str,
+    options: &AdapterOptions,
     detail: Detail,
 ) -> Result<SchemaSnapshot, ResultError> {
     let started = Instant::now();
-    let budget = Duration::from_millis(DEFAULT_SCHEMA_STATS_TIMEOUT_MS);
+    let budget = Duration::from_millis(options.schema_stats_timeout_ms);
+    let sample_rows = options.schema_stats_sample_rows;
     let rows: Vec<(Text, Text, Text, Text, Text)> = conn
         .query(format!(
             "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE \
@@ -126,7 +126,7 @@ pub(crate) async fn snapshot(
             .and_then(|(_, _, n)| *n);
         // InnoDB's TABLE_ROWS is an estimate: count exactly unless the table is big.
         let row_count = match estimate {
-            Some(e) if e > DEFAULT_SCHEMA_STATS_SAMPLE_ROWS => Some(e),
+            Some(e) if e > sample_rows => Some(e),
             _ => conn
                 .query_first::<u64, _>(format!(
                     "SELECT count(*) FROM {}.{}",
@@ -146,7 +146,7 @@ pub(crate) async fn snapshot(
             &t.schema_name,
             &t.table_name,
             row_count,
-            DEFAULT_SCHEMA_STATS_SAMPLE_ROWS,
+            sample_rows,
         );
         for (name, col) in &table.columns {
             let class = introspect::stat_class(&col.data_type);

@@ -17,26 +17,30 @@
 //!
 //! A statement past its timeout is cancelled by the server (`57014`, mapped to
 //! `EXECUTION_TIMEOUT`); if the server does not answer within a grace period the client
-//! sends a cancel request and drops the connection. Connecting is bounded by the connect
-//! timeout: a dead server is `SERVICE_UNAVAILABLE`, never a hang.
+//! sends a cancel request and drops the connection. A call whose future is dropped (a
+//! cancelled or timed-out run) sends a cancel request too, from a spawned task, and its
+//! connection never returns to the pool (GAP-11). A statement that fails because its
+//! connection dropped (closed, reset or terminated by the server, not an SQL error) runs
+//! once more on a fresh connection; a second failure is returned (GAP-60). Connecting is
+//! bounded by the connect timeout: a dead server is `SERVICE_UNAVAILABLE`, never a hang.
 
 mod decode;
 mod snapshot;
 
 use std::str::FromStr as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use nl2sql_adapter::{
-    Capability, CapabilitySet, CostEstimate, DEFAULT_CONNECT_TIMEOUT_MS, DatasourceAdapter,
-    DryRunResult, Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
-    ResultFrame, json_plan,
+    AdapterOptions, Capability, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult,
+    Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode, ResultFrame, json_plan,
 };
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::{CancelToken, Client, NoTls};
 
 /// At most this many connections are open at once.
 const MAX_CONNECTIONS: usize = 8;
@@ -52,12 +56,15 @@ pub struct PostgresAdapter {
     id: String,
     config: tokio_postgres::Config,
     connect_timeout: Duration,
+    options: AdapterOptions,
     limits: Limits,
     capabilities: CapabilitySet,
     idle: Arc<Mutex<Vec<Client>>>,
     permits: Arc<Semaphore>,
     privileged: bool,
     server_version: String,
+    /// Statements run a second time after their connection dropped (GAP-60).
+    retries: AtomicU64,
 }
 
 impl std::fmt::Debug for PostgresAdapter {
@@ -97,13 +104,7 @@ impl PostgresAdapter {
     /// `postgresql://`). The URL is never echoed in errors. The first connection is
     /// opened now, so a dead server or wrong credentials fail here.
     pub async fn from_url(id: &str, url: &str, limits: Limits) -> Result<Self, ResultError> {
-        Self::from_url_with_connect_timeout(
-            id,
-            url,
-            limits,
-            Duration::from_millis(DEFAULT_CONNECT_TIMEOUT_MS),
-        )
-        .await
+        Self::from_url_with_options(id, url, limits, AdapterOptions::default()).await
     }
 
     /// [`PostgresAdapter::from_url`] with an explicit connect timeout.
@@ -113,24 +114,39 @@ impl PostgresAdapter {
         limits: Limits,
         connect_timeout: Duration,
     ) -> Result<Self, ResultError> {
+        let options = AdapterOptions::with_connect_timeout(connect_timeout);
+        Self::from_url_with_options(id, url, limits, options).await
+    }
+
+    /// [`PostgresAdapter::from_url`] with explicit [`AdapterOptions`]: the connect
+    /// timeout, and the statistics budget and sample size of snapshots.
+    pub async fn from_url_with_options(
+        id: &str,
+        url: &str,
+        limits: Limits,
+        options: AdapterOptions,
+    ) -> Result<Self, ResultError> {
+        let connect_timeout = Duration::from_millis(options.connect_timeout_ms);
         let mut config = parse_url(url).map_err(|e| e.at("connect", id))?;
         config.connect_timeout(connect_timeout);
         config.application_name("nl2sql");
-        let options = match config.get_options() {
+        let session = match config.get_options() {
             Some(o) if !o.trim().is_empty() => format!("{o} -c default_transaction_read_only=on"),
             _ => "-c default_transaction_read_only=on".to_owned(),
         };
-        config.options(options);
+        config.options(session);
         let mut adapter = PostgresAdapter {
             id: id.to_owned(),
             config,
             connect_timeout,
+            options,
             limits,
             capabilities: capabilities(),
             idle: Arc::new(Mutex::new(Vec::new())),
             permits: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
             privileged: false,
             server_version: String::new(),
+            retries: AtomicU64::new(0),
         };
         let client = adapter.connect().await.map_err(|e| e.at("connect", id))?;
         let row = client
@@ -153,10 +169,22 @@ impl PostgresAdapter {
         Ok(adapter)
     }
 
+    /// The adapter's options.
+    pub fn options(&self) -> AdapterOptions {
+        self.options
+    }
+
+    /// How many statements ran a second time, on a fresh connection, because their
+    /// connection dropped (GAP-60).
+    pub fn retried_statements(&self) -> u64 {
+        self.retries.load(Ordering::Relaxed)
+    }
+
     async fn connect(&self) -> Result<Client, ResultError> {
         let connecting = self.config.connect(NoTls);
         let (client, connection) = match tokio::time::timeout(
-            self.connect_timeout + Duration::from_millis(500),
+            self.connect_timeout
+                .saturating_add(Duration::from_millis(500)),
             connecting,
         )
         .await
@@ -226,41 +254,110 @@ impl PostgresAdapter {
     }
 
     /// Runs `op` in a read-only transaction with `timeout_ms`, on a pooled connection;
-    /// cancels on the server when it overruns.
+    /// cancels on the server when it overruns or when this future is dropped. When the
+    /// connection drops under it, runs it once more on a fresh connection.
     async fn in_read_only_tx(&self, timeout_ms: u64, op: Op) -> Result<Out, ResultError> {
+        // The permit is held until the end, also across the retry.
         let mut pooled = self.checkout().await?;
-        let Some(mut client) = pooled.client.take() else {
+        let Some(client) = pooled.client.take() else {
             return Err(ResultError::new(
                 ResultErrorCode::ExecutorCrash,
                 "no PostgreSQL connection",
             ));
         };
-        let token = client.cancel_token();
-        let limit = Duration::from_millis(timeout_ms) + CANCEL_GRACE;
+        let lost = match self.attempt(client, timeout_ms, op.clone()).await {
+            Attempt::Done(out) => return out,
+            Attempt::Lost(e) => e,
+        };
+        // Nothing was returned yet: the statement runs once more, on a new connection
+        // (the idle ones may have dropped too).
+        self.retries.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(
+            datasource = %self.id,
+            error = ?lost.detail,
+            "the PostgreSQL connection dropped under a statement; running it once more"
+        );
+        let client = self.connect().await?;
+        match self.attempt(client, timeout_ms, op).await {
+            Attempt::Done(out) => out,
+            Attempt::Lost(e) => Err(e),
+        }
+    }
+
+    /// One run of `op` on `client`, which goes back to the pool only when it is healthy.
+    async fn attempt(&self, mut client: Client, timeout_ms: u64, op: Op) -> Attempt {
+        let mut guard = CancelOnDrop {
+            token: Some(client.cancel_token()),
+            connect_timeout: self.connect_timeout,
+        };
+        let limit = Duration::from_millis(timeout_ms).saturating_add(CANCEL_GRACE);
         let outcome =
             tokio::time::timeout(limit, run_tx(&mut client, &self.id, timeout_ms, op)).await;
+        let token = guard.token.take();
         match outcome {
-            Ok(Ok(v)) => {
-                self.give_back(client);
-                Ok(v)
-            }
-            Ok(Err(e)) => {
-                if e.error_code != ResultErrorCode::ServiceUnavailable {
+            Ok(Ran { out: Ok(v), lost }) => {
+                if !lost {
                     self.give_back(client);
                 }
-                Err(e)
+                Attempt::Done(Ok(v))
+            }
+            Ok(Ran { out: Err(e), lost }) => {
+                if lost && e.error_code == ResultErrorCode::ServiceUnavailable {
+                    return Attempt::Lost(e);
+                }
+                if !lost && e.error_code != ResultErrorCode::ServiceUnavailable {
+                    self.give_back(client);
+                }
+                Attempt::Done(Err(e))
             }
             Err(_) => {
-                let _ = token.cancel_query(NoTls).await;
-                Err(timeout_error(format!(
+                if let Some(token) = token {
+                    let _ =
+                        tokio::time::timeout(self.connect_timeout, token.cancel_query(NoTls)).await;
+                }
+                Attempt::Done(Err(timeout_error(format!(
                     "no answer within {timeout_ms} ms plus {CANCEL_GRACE:?}"
-                )))
+                ))))
             }
         }
     }
 }
 
+/// The outcome of one attempt at an [`Op`].
+enum Attempt {
+    /// The result to return.
+    Done(Result<Out, ResultError>),
+    /// The connection dropped before the op returned anything: worth one retry.
+    Lost(ResultError),
+}
+
+/// Sends a cancel request for the connection's running statement when dropped while
+/// armed: the future of a call was dropped (a cancelled or timed-out run). The request
+/// goes out from a spawned task, so dropping never blocks.
+struct CancelOnDrop {
+    token: Option<CancelToken>,
+    connect_timeout: Duration,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(token) = self.token.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let limit = self.connect_timeout;
+        runtime.spawn(async move {
+            if let Ok(Err(e)) = tokio::time::timeout(limit, token.cancel_query(NoTls)).await {
+                tracing::debug!(error = %e, "cannot cancel a dropped PostgreSQL statement");
+            }
+        });
+    }
+}
+
 /// What runs inside one read-only transaction.
+#[derive(Clone)]
 enum Op {
     Ping,
     Execute {
@@ -270,7 +367,7 @@ enum Op {
     },
     Explain(String),
     Snapshot {
-        budget_ms: u64,
+        options: AdapterOptions,
         detail: snapshot::Detail,
     },
 }
@@ -283,52 +380,77 @@ enum Out {
     Snapshot(Box<SchemaSnapshot>),
 }
 
-async fn run_tx(
-    client: &mut Client,
-    id: &str,
-    timeout_ms: u64,
-    op: Op,
-) -> Result<Out, ResultError> {
-    let out = {
-        let tx = client
-            .build_transaction()
-            .read_only(true)
-            .start()
-            .await
-            .map_err(|e| map_err(&e))?;
-        tx.batch_execute(&format!(
-            "SET LOCAL statement_timeout = {timeout_ms}; SET LOCAL lock_timeout = {timeout_ms}"
-        ))
-        .await
-        .map_err(|e| map_err(&e))?;
-        let out = match op {
-            Op::Ping => tx
-                .query_one("SELECT 1", &[])
-                .await
-                .map(|_| Out::Unit)
-                .map_err(|e| map_err(&e)),
-            Op::Execute {
-                sql,
-                limits,
-                started,
-            } => execute_in(&tx, id, &sql, limits, started)
-                .await
-                .map(Out::Frame),
-            Op::Explain(sql) => explain_json(&tx, &sql).await.map(Out::Plan),
-            Op::Snapshot { budget_ms, detail } => snapshot::snapshot(&tx, id, budget_ms, detail)
-                .await
-                .map(|s| Out::Snapshot(Box::new(s))),
-        };
-        // Dropping the transaction sends ROLLBACK (pipelined before the next message).
-        drop(tx);
-        out
-    };
+/// What [`run_tx`] did: the op's outcome, and whether the connection is gone.
+struct Ran {
+    out: Result<Out, ResultError>,
+    lost: bool,
+}
+
+/// Runs `op` in a read-only transaction, then releases session advisory locks. A
+/// connection that cannot run that last statement is gone (`lost`); the op's own
+/// outcome stands (its rows were read whole).
+async fn run_tx(client: &mut Client, id: &str, timeout_ms: u64, op: Op) -> Ran {
+    let out = in_tx(client, id, timeout_ms, op).await;
     // Session-level advisory locks survive a rollback: release them.
-    client
+    match client
         .batch_execute("SELECT pg_advisory_unlock_all()")
         .await
+    {
+        Ok(()) => Ran { out, lost: false },
+        Err(e) if connection_lost(&e) || client.is_closed() => Ran { out, lost: true },
+        Err(e) => Ran {
+            out: out.and(Err(map_err(&e))),
+            lost: false,
+        },
+    }
+}
+
+/// Whether `e` says the connection itself is gone (closed, reset, terminated by the
+/// server), as opposed to an error of one statement.
+fn connection_lost(e: &tokio_postgres::Error) -> bool {
+    let Some(db) = e.as_db_error() else {
+        // Without a server error: the socket or the connection task failed.
+        return true;
+    };
+    let code = db.code();
+    code == &SqlState::ADMIN_SHUTDOWN
+        || code == &SqlState::CRASH_SHUTDOWN
+        || code == &SqlState::CANNOT_CONNECT_NOW
+        || code.code().starts_with("08")
+}
+
+async fn in_tx(client: &mut Client, id: &str, timeout_ms: u64, op: Op) -> Result<Out, ResultError> {
+    let tx = client
+        .build_transaction()
+        .read_only(true)
+        .start()
+        .await
         .map_err(|e| map_err(&e))?;
-    out
+    tx.batch_execute(&format!(
+        "SET LOCAL statement_timeout = {timeout_ms}; SET LOCAL lock_timeout = {timeout_ms}"
+    ))
+    .await
+    .map_err(|e| map_err(&e))?;
+    // Dropping the transaction at the end sends ROLLBACK (pipelined before the next
+    // message).
+    match op {
+        Op::Ping => tx
+            .query_one("SELECT 1", &[])
+            .await
+            .map(|_| Out::Unit)
+            .map_err(|e| map_err(&e)),
+        Op::Execute {
+            sql,
+            limits,
+            started,
+        } => execute_in(&tx, id, &sql, limits, started)
+            .await
+            .map(Out::Frame),
+        Op::Explain(sql) => explain_json(&tx, &sql).await.map(Out::Plan),
+        Op::Snapshot { options, detail } => snapshot::snapshot(&tx, id, &options, detail)
+            .await
+            .map(|s| Out::Snapshot(Box::new(s))),
+    }
 }
 
 fn unexpected() -> ResultError {
@@ -554,12 +676,12 @@ impl DatasourceAdapter for PostgresAdapter {
     }
 
     async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
-        let budget_ms = nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS;
+        let options = self.options;
         match self
             .in_read_only_tx(
-                budget_ms * 3,
+                options.snapshot_timeout_ms(&self.limits),
                 Op::Snapshot {
-                    budget_ms,
+                    options,
                     detail: snapshot::Detail::Full,
                 },
             )
@@ -572,12 +694,12 @@ impl DatasourceAdapter for PostgresAdapter {
     }
 
     async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
-        let budget_ms = nl2sql_adapter::DEFAULT_SCHEMA_STATS_TIMEOUT_MS;
+        let options = self.options;
         match self
             .in_read_only_tx(
-                budget_ms * 3,
+                options.snapshot_timeout_ms(&self.limits),
                 Op::Snapshot {
-                    budget_ms,
+                    options,
                     detail: snapshot::Detail::Contract,
                 },
             )

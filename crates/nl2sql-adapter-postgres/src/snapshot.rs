@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use nl2sql_adapter::introspect::{
     self, CatalogColumn, CatalogForeignKey, StatClass, assemble_contract,
 };
-use nl2sql_adapter::{DEFAULT_SCHEMA_STATS_SAMPLE_ROWS, ResultError};
+use nl2sql_adapter::{AdapterOptions, ResultError};
 use nl2sql_state::{
     ColumnMetadata, Dialect, SchemaMetadata, SchemaSnapshot, TableMetadata, TableRef,
 };
@@ -53,11 +53,12 @@ pub(crate) enum Detail {
 pub(crate) async fn snapshot(
     tx: &Transaction<'_>,
     id: &str,
-    budget_ms: u64,
+    options: &AdapterOptions,
     detail: Detail,
 ) -> Result<SchemaSnapshot, ResultError> {
     let started = Instant::now();
-    let budget = Duration::from_millis(budget_ms);
+    let budget = Duration::from_millis(options.schema_stats_timeout_ms);
+    let sample_rows = options.schema_stats_sample_rows;
     let columns: Vec<CatalogColumn> = rows(
         tx,
         &format!(
@@ -153,7 +154,7 @@ pub(crate) async fn snapshot(
             .filter(|e| *e >= 0.0);
         // Count exactly unless the planner's estimate says the table is big.
         let row_count = match estimate {
-            Some(e) if e > DEFAULT_SCHEMA_STATS_SAMPLE_ROWS as f64 => Some(e.round() as u64),
+            Some(e) if e > sample_rows as f64 => Some(e.round() as u64),
             _ => {
                 let sql = format!(
                     "SELECT count(*) FROM {}.{}",
@@ -176,7 +177,7 @@ pub(crate) async fn snapshot(
             &t.schema_name,
             &t.table_name,
             row_count,
-            DEFAULT_SCHEMA_STATS_SAMPLE_ROWS,
+            sample_rows,
         );
         for (name, col) in &table.columns {
             let class = introspect::stat_class(&col.data_type);

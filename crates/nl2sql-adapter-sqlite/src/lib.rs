@@ -14,34 +14,36 @@
 //!
 //! The statement timeout is a progress handler that interrupts the statement at the
 //! deadline (`EXECUTION_TIMEOUT`); the busy timeout is the statement timeout. Work runs on
-//! tokio's blocking pool, over a small pool of connections. SQLite has no cost model, so
-//! the adapter does not advertise `supports_cost_estimate`.
+//! tokio's blocking pool, over a small pool of connections. Dropping a call's future (a
+//! cancelled or timed-out run) interrupts its statement (`sqlite3_interrupt` and the
+//! progress handler), so no query keeps a blocking thread busy for nobody. SQLite has no
+//! cost model, so the adapter does not advertise `supports_cost_estimate`.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use nl2sql_adapter::{
-    Capability, CapabilitySet, Cell, ColumnKind, CostEstimate, DEFAULT_SCHEMA_STATS_SAMPLE_ROWS,
-    DEFAULT_SCHEMA_STATS_TIMEOUT_MS, DatasourceAdapter, DryRunResult, Limits, PlanFormat, Push,
-    QueryPlan, ResultBuilder, ResultError, ResultErrorCode, ResultFrame,
+    AdapterOptions, Capability, CapabilitySet, Cell, ColumnKind, CostEstimate, DatasourceAdapter,
+    DryRunResult, Limits, PlanFormat, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
+    ResultFrame,
 };
-use nl2sql_state::{
-    ColumnContract, ColumnMetadata, ColumnStatistics, Dialect, ForeignKeyContract, SchemaContract,
-    SchemaMetadata, SchemaSnapshot, TableContract, TableMetadata, TableRef,
-};
+use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, InterruptHandle, OpenFlags};
 
+mod snapshot;
 mod write;
 
 #[cfg(test)]
 mod tests;
 
 pub use write::write_database;
+
+use snapshot::{Detail, StatsBudget, snapshot_on};
 
 /// The schema name SQLite gives the main database.
 pub const MAIN_SCHEMA: &str = "main";
@@ -64,11 +66,8 @@ const DENIED_FUNCTIONS: &[&str] = &[
 /// At most this many connections are kept open.
 const POOL_SIZE: usize = 4;
 
-/// Text columns with at most this many distinct values get sample values.
-const LOW_CARDINALITY: u64 = 20;
-
-/// How many sample values a low-cardinality column gets.
-const SAMPLE_VALUES: usize = 5;
+/// The progress handler runs every this many virtual machine instructions.
+const PROGRESS_STEPS: i32 = 1_000;
 
 /// One pooled connection and the switch that lets the adapter's own introspection
 /// queries use pragmas.
@@ -82,6 +81,7 @@ pub struct SqliteAdapter {
     id: String,
     path: PathBuf,
     limits: Limits,
+    options: AdapterOptions,
     capabilities: CapabilitySet,
     pool: Arc<Mutex<Vec<Conn>>>,
 }
@@ -112,9 +112,20 @@ pub fn capabilities() -> CapabilitySet {
 }
 
 impl SqliteAdapter {
-    /// Opens the database file at `path` read-only. A missing file is
-    /// `SERVICE_UNAVAILABLE`; it is never created.
+    /// Opens the database file at `path` read-only, with the default
+    /// [`AdapterOptions`]. A missing file is `SERVICE_UNAVAILABLE`; it is never created.
     pub fn open(id: &str, path: &Path, limits: Limits) -> Result<Self, ResultError> {
+        SqliteAdapter::open_with_options(id, path, limits, AdapterOptions::default())
+    }
+
+    /// [`SqliteAdapter::open`] with explicit [`AdapterOptions`] (the statistics budget and
+    /// sample size of snapshots; a file has no connect timeout).
+    pub fn open_with_options(
+        id: &str,
+        path: &Path,
+        limits: Limits,
+        options: AdapterOptions,
+    ) -> Result<Self, ResultError> {
         if !path.is_file() {
             return Err(unavailable(
                 "the SQLite database file does not exist or is not a file",
@@ -126,6 +137,7 @@ impl SqliteAdapter {
             id: id.to_owned(),
             path: path.to_path_buf(),
             limits,
+            options,
             capabilities: capabilities(),
             pool: Arc::new(Mutex::new(Vec::new())),
         };
@@ -138,10 +150,39 @@ impl SqliteAdapter {
     /// Opens `sqlite:///absolute/path.db` or `sqlite://relative/path.db` (relative to the
     /// current directory).
     pub fn from_url(id: &str, url: &str, limits: Limits) -> Result<Self, ResultError> {
+        SqliteAdapter::from_url_with_options(id, url, limits, AdapterOptions::default())
+    }
+
+    /// [`SqliteAdapter::from_url`] with explicit [`AdapterOptions`].
+    pub fn from_url_with_options(
+        id: &str,
+        url: &str,
+        limits: Limits,
+        options: AdapterOptions,
+    ) -> Result<Self, ResultError> {
         let path = parse_url(url).map_err(|m| {
             ResultError::new(ResultErrorCode::ServiceUnavailable, m).at("connect", id)
         })?;
-        SqliteAdapter::open(id, &path, limits)
+        SqliteAdapter::open_with_options(id, &path, limits, options)
+    }
+
+    /// The adapter's options.
+    pub fn options(&self) -> AdapterOptions {
+        self.options
+    }
+
+    /// The deadline of a statement that starts now under the configured timeout.
+    fn deadline(&self) -> Option<Instant> {
+        deadline_after(Instant::now(), self.limits.statement_timeout_ms)
+    }
+
+    /// The deadline of a snapshot that starts now
+    /// ([`AdapterOptions::snapshot_timeout_ms`], as for the other engines).
+    fn snapshot_deadline(&self) -> Option<Instant> {
+        deadline_after(
+            Instant::now(),
+            self.options.snapshot_timeout_ms(&self.limits),
+        )
     }
 
     fn open_conn(&self) -> Result<Conn, ResultError> {
@@ -189,16 +230,26 @@ impl SqliteAdapter {
         }
     }
 
-    /// Runs `f` on a pooled connection on tokio's blocking pool.
-    async fn with_conn<T, F>(&self, f: F) -> Result<T, ResultError>
+    /// Runs `f` on a pooled connection on tokio's blocking pool. A progress handler
+    /// interrupts its statements at `deadline` (`EXECUTION_TIMEOUT`); dropping the
+    /// returned future interrupts them at once (GAP-11).
+    async fn with_conn<T, F>(&self, deadline: Option<Instant>, f: F) -> Result<T, ResultError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Conn) -> Result<T, ResultError> + Send + 'static,
     {
         let pool = Arc::clone(&self.pool);
         let mut conn = self.take_conn()?;
+        let call = Arc::new(Call::default());
+        let mut guard = InterruptOnDrop {
+            call: Arc::clone(&call),
+            handle: conn.conn.get_interrupt_handle(),
+            armed: true,
+        };
         let joined = tokio::task::spawn_blocking(move || {
-            let out = f(&mut conn);
+            let out = run_interruptibly(&mut conn, &call, deadline, f);
+            // From here on a late drop must not interrupt the connection's next user.
+            *call.running.lock().unwrap_or_else(PoisonError::into_inner) = false;
             if let Ok(mut p) = pool.lock()
                 && p.len() < POOL_SIZE
             {
@@ -207,6 +258,7 @@ impl SqliteAdapter {
             out
         })
         .await;
+        guard.armed = false;
         joined.unwrap_or_else(|e| {
             let mut err = ResultError::new(
                 ResultErrorCode::ExecutorCrash,
@@ -216,6 +268,82 @@ impl SqliteAdapter {
             Err(err)
         })
     }
+}
+
+/// `start` plus `ms`, or no deadline when that is beyond what the clock can represent.
+fn deadline_after(start: Instant, ms: u64) -> Option<Instant> {
+    start.checked_add(Duration::from_millis(ms))
+}
+
+/// The state of one call, shared by its future and its blocking thread.
+struct Call {
+    /// Whether the blocking thread still uses the connection; guarded, so that an
+    /// interrupt can never reach the connection after it went back to the pool.
+    running: Mutex<bool>,
+    /// Set when the call's future was dropped: the progress handler stops the statement.
+    cancelled: AtomicBool,
+}
+
+impl Default for Call {
+    fn default() -> Self {
+        Call {
+            running: Mutex::new(true),
+            cancelled: AtomicBool::new(false),
+        }
+    }
+}
+
+/// Interrupts a call's statement when its future is dropped while armed.
+struct InterruptOnDrop {
+    call: Arc<Call>,
+    handle: InterruptHandle,
+    armed: bool,
+}
+
+impl Drop for InterruptOnDrop {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let running = self
+            .call
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if *running {
+            // The flag stops a statement that starts after this; the interrupt stops the
+            // one running now, also where the progress handler is not called.
+            self.call.cancelled.store(true, Ordering::SeqCst);
+            self.handle.interrupt();
+        }
+    }
+}
+
+/// Runs `f` on `conn` with a progress handler that stops at `deadline` or when `call`
+/// is cancelled, and removes the handler afterwards.
+fn run_interruptibly<T>(
+    conn: &mut Conn,
+    call: &Arc<Call>,
+    deadline: Option<Instant>,
+    f: impl FnOnce(&mut Conn) -> Result<T, ResultError>,
+) -> Result<T, ResultError> {
+    if call.cancelled.load(Ordering::SeqCst) {
+        return Err(ResultError::new(
+            ResultErrorCode::ExecutionTimeout,
+            "the statement was cancelled before it started",
+        ));
+    }
+    let flag = Arc::clone(call);
+    let stop = move || {
+        flag.cancelled.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d)
+    };
+    let out = match conn.conn.progress_handler(PROGRESS_STEPS, Some(stop)) {
+        Ok(()) => f(conn),
+        Err(e) => Err(map_err(&e)),
+    };
+    // Never leave a handler that would interrupt the next statement.
+    let _ = conn.conn.progress_handler(0, None::<fn() -> bool>);
+    out
 }
 
 /// The path of a `sqlite://` URL.
@@ -353,24 +481,17 @@ fn cell_of(v: ValueRef<'_>, kind: &ColumnKind) -> Cell {
     }
 }
 
-/// Runs `sql` under `limits` on `conn`.
+/// Runs `sql` under `limits` on `conn` (the deadline is [`SqliteAdapter::with_conn`]'s).
 fn run_on(
     conn: &mut Conn,
     id: &str,
     sql: &str,
     limits: Limits,
+    started: Instant,
 ) -> Result<ResultFrame, ResultError> {
-    let started = Instant::now();
     let timeout = Duration::from_millis(limits.statement_timeout_ms);
-    let deadline = started + timeout;
     conn.conn.busy_timeout(timeout).map_err(|e| map_err(&e))?;
-    conn.conn
-        .progress_handler(1_000, Some(move || Instant::now() >= deadline))
-        .map_err(|e| map_err(&e))?;
-    let out = collect(&conn.conn, id, sql, limits, started);
-    // Never leave a handler that would interrupt the next statement.
-    let _ = conn.conn.progress_handler(0, None::<fn() -> bool>);
-    out
+    collect(&conn.conn, id, sql, limits, started)
 }
 
 fn collect(
@@ -415,259 +536,6 @@ fn collect(
         row = rows.next().map_err(|e| map_err(&e))?;
     }
     Ok(builder.finish(id, started.elapsed().as_secs_f64() * 1000.0))
-}
-
-/// Runs an introspection query with pragmas allowed, returning rows of values.
-fn internal_rows(
-    conn: &Conn,
-    sql: &str,
-    params: &[&dyn rusqlite::ToSql],
-) -> Result<Vec<Vec<rusqlite::types::Value>>, ResultError> {
-    conn.internal.store(true, Ordering::Relaxed);
-    let out = (|| -> rusqlite::Result<Vec<Vec<rusqlite::types::Value>>> {
-        let mut stmt = conn.conn.prepare(sql)?;
-        let n = stmt.column_count();
-        let mut rows = stmt.query(params)?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
-            out.push(
-                (0..n)
-                    .map(|i| r.get(i))
-                    .collect::<rusqlite::Result<Vec<_>>>()?,
-            );
-        }
-        Ok(out)
-    })();
-    conn.internal.store(false, Ordering::Relaxed);
-    out.map_err(|e| map_err(&e))
-}
-
-fn text(v: &rusqlite::types::Value) -> String {
-    match v {
-        rusqlite::types::Value::Text(s) => s.clone(),
-        rusqlite::types::Value::Integer(i) => i.to_string(),
-        rusqlite::types::Value::Real(f) => f.to_string(),
-        _ => String::new(),
-    }
-}
-
-fn int(v: &rusqlite::types::Value) -> i64 {
-    match v {
-        rusqlite::types::Value::Integer(i) => *i,
-        _ => 0,
-    }
-}
-
-fn json_of(v: &rusqlite::types::Value) -> Option<serde_json::Value> {
-    match v {
-        rusqlite::types::Value::Null | rusqlite::types::Value::Blob(_) => None,
-        rusqlite::types::Value::Integer(i) => Some(serde_json::json!(i)),
-        rusqlite::types::Value::Real(f) => Some(serde_json::json!(f)),
-        rusqlite::types::Value::Text(s) => Some(serde_json::json!(s)),
-    }
-}
-
-/// `"name"` with embedded quotes doubled.
-fn quote(ident: &str) -> String {
-    format!("\"{}\"", ident.replace('"', "\"\""))
-}
-
-/// How much of the schema a snapshot reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Detail {
-    /// Tables, columns and keys only: catalog reads, no row counts, statistics or
-    /// samples; the snapshot has no metadata.
-    Contract,
-    /// The contract plus row counts and column statistics within the time budget.
-    Full,
-}
-
-/// How much work the statistics of a snapshot may take.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct StatsBudget {
-    /// Columns whose turn comes after this much time get no statistics.
-    time: Duration,
-    /// Tables with more rows get statistics on their first this many rows.
-    sample_rows: u64,
-}
-
-impl StatsBudget {
-    /// `DEFAULT_SCHEMA_STATS_TIMEOUT_MS` and `DEFAULT_SCHEMA_STATS_SAMPLE_ROWS`.
-    const DEFAULT: StatsBudget = StatsBudget {
-        time: Duration::from_millis(DEFAULT_SCHEMA_STATS_TIMEOUT_MS),
-        sample_rows: DEFAULT_SCHEMA_STATS_SAMPLE_ROWS,
-    };
-}
-
-fn snapshot_on(
-    conn: &Conn,
-    id: &str,
-    detail: Detail,
-    limits: StatsBudget,
-) -> Result<SchemaSnapshot, ResultError> {
-    let started = Instant::now();
-    let budget = limits.time;
-    let mut contract = SchemaContract::new(id, "sqlite");
-    let mut metadata = SchemaMetadata {
-        datasource_id: id.to_owned(),
-        engine_type: "sqlite".to_owned(),
-        ..SchemaMetadata::default()
-    };
-    let tables = internal_rows(
-        conn,
-        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name",
-        &[],
-    )?;
-    for t in tables {
-        let name = text(&t[0]);
-        let table_ref = TableRef {
-            schema_name: MAIN_SCHEMA.to_owned(),
-            table_name: name.clone(),
-        };
-        let mut table = TableContract {
-            table: table_ref.clone(),
-            ..TableContract::default()
-        };
-        // cid, name, type, notnull, dflt_value, pk
-        let cols = internal_rows(
-            conn,
-            "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?1) ORDER BY cid",
-            &[&name],
-        )?;
-        for c in &cols {
-            let col = text(&c[0]);
-            let pk = int(&c[3]) > 0;
-            table.columns.insert(
-                col.clone(),
-                ColumnContract {
-                    name: col,
-                    data_type: text(&c[1]),
-                    // SQLite lets a non-INTEGER primary key hold NULL; report the truth.
-                    is_nullable: int(&c[2]) == 0,
-                    is_primary_key: pk,
-                },
-            );
-        }
-        // id, seq, table, from, to, ...
-        let fks = internal_rows(
-            conn,
-            "SELECT id, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?1) ORDER BY id, seq",
-            &[&name],
-        )?;
-        let mut by_id: Vec<(i64, ForeignKeyContract)> = Vec::new();
-        for f in &fks {
-            let fk_id = int(&f[0]);
-            let to = text(&f[3]);
-            let from = text(&f[2]);
-            let referred = text(&f[1]);
-            if let Some((_, fk)) = by_id.iter_mut().find(|(i, _)| *i == fk_id) {
-                fk.constrained_columns.push(from);
-                fk.referred_columns.push(to);
-            } else {
-                by_id.push((
-                    fk_id,
-                    ForeignKeyContract {
-                        constrained_columns: vec![from],
-                        referred_table: TableRef {
-                            schema_name: MAIN_SCHEMA.to_owned(),
-                            table_name: referred,
-                        },
-                        referred_columns: vec![to],
-                        cardinality: nl2sql_state::Cardinality::ManyToOne,
-                        business_meaning: None,
-                    },
-                ));
-            }
-        }
-        table.foreign_keys = by_id.into_iter().map(|(_, fk)| fk).collect();
-        if detail == Detail::Contract {
-            contract.add_table(table);
-            continue;
-        }
-
-        let count = internal_rows(conn, &format!("SELECT count(*) FROM {}", quote(&name)), &[])?;
-        let row_count = count.first().map(|r| int(&r[0]).max(0) as u64);
-        let mut tmeta = TableMetadata {
-            table: table_ref,
-            row_count,
-            ..TableMetadata::default()
-        };
-        // Statistics on a sample of the first rows of big tables, within the time budget.
-        let source = if row_count.unwrap_or(0) > limits.sample_rows {
-            format!(
-                "(SELECT * FROM {} LIMIT {})",
-                quote(&name),
-                limits.sample_rows
-            )
-        } else {
-            quote(&name)
-        };
-        for (col, contract_col) in &table.columns {
-            let stats = if started.elapsed() < budget {
-                Some(column_stats(conn, &source, col, &contract_col.data_type)?)
-            } else {
-                None
-            };
-            tmeta.columns.insert(
-                col.clone(),
-                ColumnMetadata {
-                    statistics: stats,
-                    ..ColumnMetadata::default()
-                },
-            );
-        }
-        metadata.tables.insert(table.table.full_name(), tmeta);
-        contract.add_table(table);
-    }
-    Ok(SchemaSnapshot {
-        contract,
-        metadata: (detail == Detail::Full).then_some(metadata),
-    })
-}
-
-fn column_stats(
-    conn: &Conn,
-    source: &str,
-    col: &str,
-    data_type: &str,
-) -> Result<ColumnStatistics, ResultError> {
-    let c = quote(col);
-    let row = internal_rows(
-        conn,
-        &format!(
-            "SELECT count(*), count({c}), count(DISTINCT {c}), min({c}), max({c}) FROM {source}"
-        ),
-        &[],
-    )?;
-    let Some(r) = row.first() else {
-        return Ok(ColumnStatistics::default());
-    };
-    let total = int(&r[0]).max(0) as f64;
-    let non_null = int(&r[1]).max(0) as f64;
-    let distinct = int(&r[2]).max(0) as u64;
-    let mut stats = ColumnStatistics {
-        null_percentage: if total > 0.0 {
-            (total - non_null) / total
-        } else {
-            0.0
-        },
-        distinct_count: distinct,
-        min_value: json_of(&r[3]),
-        max_value: json_of(&r[4]),
-        sample_values: Vec::new(),
-    };
-    let is_text = matches!(kind_of_decltype(data_type), Some(ColumnKind::Utf8) | None);
-    if is_text && distinct > 0 && distinct <= LOW_CARDINALITY {
-        let samples = internal_rows(
-            conn,
-            &format!(
-                "SELECT {c} FROM {source} WHERE {c} IS NOT NULL GROUP BY {c} ORDER BY count(*) DESC, {c} LIMIT {SAMPLE_VALUES}"
-            ),
-            &[],
-        )?;
-        stats.sample_values = samples.iter().filter_map(|s| json_of(&s[0])).collect();
-    }
-    Ok(stats)
 }
 
 fn explain_on(conn: &Conn, sql: &str) -> Result<String, ResultError> {
@@ -716,7 +584,7 @@ impl DatasourceAdapter for SqliteAdapter {
 
     async fn test_connection(&self) -> Result<(), ResultError> {
         let id = self.id.clone();
-        self.with_conn(|c| {
+        self.with_conn(self.deadline(), |c| {
             c.conn
                 .query_row("SELECT 1", [], |r| r.get::<_, i64>(0))
                 .map(|_| ())
@@ -729,18 +597,24 @@ impl DatasourceAdapter for SqliteAdapter {
     async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
         let id = self.id.clone();
         let at = id.clone();
-        self.with_conn(move |c| snapshot_on(c, &id, Detail::Full, StatsBudget::DEFAULT))
-            .await
-            .map_err(|e| e.at("schema_snapshot", &at))
+        let budget = StatsBudget::of(&self.options);
+        self.with_conn(self.snapshot_deadline(), move |c| {
+            snapshot_on(c, &id, Detail::Full, budget)
+        })
+        .await
+        .map_err(|e| e.at("schema_snapshot", &at))
     }
 
     async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
         let id = self.id.clone();
         let at = id.clone();
-        self.with_conn(move |c| snapshot_on(c, &id, Detail::Contract, StatsBudget::DEFAULT))
-            .await
-            .map(|s| s.contract)
-            .map_err(|e| e.at("schema_contract", &at))
+        let budget = StatsBudget::of(&self.options);
+        self.with_conn(self.snapshot_deadline(), move |c| {
+            snapshot_on(c, &id, Detail::Contract, budget)
+        })
+        .await
+        .map(|s| s.contract)
+        .map_err(|e| e.at("schema_contract", &at))
     }
 
     async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {
@@ -748,7 +622,11 @@ impl DatasourceAdapter for SqliteAdapter {
         let id = self.id.clone();
         let sql = sql.to_owned();
         let at = id.clone();
-        match self.with_conn(move |c| run_on(c, &id, &sql, limits)).await {
+        let deadline = deadline_after(started, limits.statement_timeout_ms);
+        let out = self
+            .with_conn(deadline, move |c| run_on(c, &id, &sql, limits, started))
+            .await;
+        match out {
             Ok(frame) => frame,
             Err(e) => ResultFrame::failed(
                 e.at("execute", &at),
@@ -760,7 +638,10 @@ impl DatasourceAdapter for SqliteAdapter {
     async fn dry_run(&self, sql: &str) -> DryRunResult {
         let sql = sql.to_owned();
         let id = self.id.clone();
-        match self.with_conn(move |c| explain_on(c, &sql)).await {
+        match self
+            .with_conn(self.deadline(), move |c| explain_on(c, &sql))
+            .await
+        {
             Ok(plan) => DryRunResult {
                 is_valid: true,
                 error_message: None,
@@ -787,7 +668,7 @@ impl DatasourceAdapter for SqliteAdapter {
     async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
         let sql = sql.to_owned();
         let id = self.id.clone();
-        self.with_conn(move |c| explain_on(c, &sql))
+        self.with_conn(self.deadline(), move |c| explain_on(c, &sql))
             .await
             .map(|plan_text| QueryPlan {
                 plan_text,

@@ -4,6 +4,8 @@
 
 use std::sync::atomic::AtomicU32;
 
+use nl2sql_state::ColumnMetadata;
+
 use super::*;
 
 /// A fresh database file with `sql` run in it (removed on drop).
@@ -70,7 +72,7 @@ fn stats<'a>(snapshot: &'a SchemaSnapshot, table: &str, column: &str) -> &'a Col
 #[test]
 fn sample_values_are_ordered_by_count_then_value() {
     let db = TempDb::new("ties", &items_sql());
-    let snapshot = db.snapshot(StatsBudget::DEFAULT);
+    let snapshot = db.snapshot(StatsBudget::of(&AdapterOptions::default()));
     let colour = stats(&snapshot, "items", "colour")
         .statistics
         .clone()
@@ -82,16 +84,19 @@ fn sample_values_are_ordered_by_count_then_value() {
         ["amber", "blue", "green", "red", "violet"].map(serde_json::Value::from)
     );
     // The same again (and on a second connection).
-    assert_eq!(db.snapshot(StatsBudget::DEFAULT), snapshot);
+    assert_eq!(
+        db.snapshot(StatsBudget::of(&AdapterOptions::default())),
+        snapshot
+    );
 }
 
 #[test]
 fn a_spent_time_budget_leaves_statistics_out_but_keeps_the_schema() {
     let db = TempDb::new("budget", &items_sql());
-    let full = db.snapshot(StatsBudget::DEFAULT);
+    let full = db.snapshot(StatsBudget::of(&AdapterOptions::default()));
     let none = db.snapshot(StatsBudget {
         time: Duration::ZERO,
-        ..StatsBudget::DEFAULT
+        ..StatsBudget::of(&AdapterOptions::default())
     });
     assert_eq!(none.contract, full.contract, "the contract is complete");
     let metadata = none.metadata.as_ref().unwrap();
@@ -117,7 +122,7 @@ fn a_table_over_the_sample_size_gets_statistics_from_its_first_rows() {
     let db = TempDb::new("sample", &items_sql());
     let snapshot = db.snapshot(StatsBudget {
         sample_rows: 20,
-        ..StatsBudget::DEFAULT
+        ..StatsBudget::of(&AdapterOptions::default())
     });
     let metadata = snapshot.metadata.as_ref().unwrap();
     let items = metadata
@@ -143,4 +148,45 @@ fn a_table_over_the_sample_size_gets_statistics_from_its_first_rows() {
     // A table within the sample size is read whole.
     let notes = stats(&snapshot, "notes", "id").statistics.clone().unwrap();
     assert_eq!(notes.distinct_count, 1);
+}
+
+/// The options given to the constructor reach the snapshot: the sample size and the
+/// time budget, where the defaults read everything.
+#[tokio::test]
+async fn adapter_options_set_the_snapshot_budget() {
+    let db = TempDb::new("options", &items_sql());
+    let open = |options: AdapterOptions| {
+        SqliteAdapter::open_with_options("t", &db.0, Limits::default(), options).unwrap()
+    };
+    let sampled = open(AdapterOptions {
+        schema_stats_sample_rows: 20,
+        ..AdapterOptions::default()
+    });
+    assert_eq!(sampled.options().schema_stats_sample_rows, 20);
+    let snapshot = sampled.schema_snapshot().await.unwrap();
+    let id = stats(&snapshot, "items", "id").statistics.clone().unwrap();
+    assert_eq!(
+        (id.distinct_count, id.max_value),
+        (20, Some(serde_json::json!(20)))
+    );
+
+    let whole = open(AdapterOptions::default())
+        .schema_snapshot()
+        .await
+        .unwrap();
+    let id = stats(&whole, "items", "id").statistics.clone().unwrap();
+    assert_eq!(
+        (id.distinct_count, id.max_value),
+        (50, Some(serde_json::json!(50)))
+    );
+
+    let spent = open(AdapterOptions {
+        schema_stats_timeout_ms: 0,
+        ..AdapterOptions::default()
+    })
+    .schema_snapshot()
+    .await
+    .unwrap();
+    assert_eq!(spent.contract, whole.contract);
+    assert_eq!(stats(&spent, "items", "id").statistics, None);
 }

@@ -33,9 +33,9 @@ pub use dataset::{
 pub use physical::{PhysicalReport, PhysicalSettings, validate_physical};
 pub use spi::{DatasourceAdapter, shape_check};
 pub use types::{
-    AdapterRequest, Capability, CapabilitySet, CostEstimate, DEFAULT_CONNECT_TIMEOUT_MS,
-    DEFAULT_MAX_BYTES, DEFAULT_ROW_LIMIT, DEFAULT_SCHEMA_STATS_SAMPLE_ROWS,
-    DEFAULT_SCHEMA_STATS_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS, DryRunResult, ExecutionStats,
-    Limits, PlanFormat, QueryPlan, RequestLimits, ResultError, ResultErrorCode, ResultFrame,
-    TruncatedReason,
+    AdapterOptions, AdapterRequest, Capability, CapabilitySet, CostEstimate,
+    DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_BYTES, DEFAULT_ROW_LIMIT,
+    DEFAULT_SCHEMA_STATS_SAMPLE_ROWS, DEFAULT_SCHEMA_STATS_TIMEOUT_MS,
+    DEFAULT_STATEMENT_TIMEOUT_MS, DryRunResult, ExecutionStats, Limits, PlanFormat, QueryPlan,
+    RequestLimits, ResultError, ResultErrorCode, ResultFrame, TruncatedReason,
 };

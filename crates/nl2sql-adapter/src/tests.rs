@@ -35,6 +35,26 @@ fn request_limits_only_narrow() {
 }
 
 #[test]
+fn adapter_options_default_to_the_spec_defaults() {
+    assert_eq!(
+        AdapterOptions::default(),
+        AdapterOptions {
+            connect_timeout_ms: 5_000,
+            schema_stats_timeout_ms: 10_000,
+            schema_stats_sample_rows: 100_000,
+        }
+    );
+    // A snapshot may take three statistics budgets, never less than one statement.
+    let options = AdapterOptions::default();
+    assert_eq!(options.snapshot_timeout_ms(&limits(1, 1)), 30_000);
+    let spent = AdapterOptions {
+        schema_stats_timeout_ms: 0,
+        ..options
+    };
+    assert_eq!(spent.snapshot_timeout_ms(&limits(1, 1)), 1_000);
+}
+
+#[test]
 fn builder_types_columns_and_keeps_nulls() {
     let mut b = ResultBuilder::new(
         vec!["i".into(), "f".into(), "s".into(), "b".into()],

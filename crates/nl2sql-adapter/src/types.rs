@@ -20,6 +20,55 @@ pub const DEFAULT_SCHEMA_STATS_TIMEOUT_MS: u64 = 10_000;
 /// Tables above this many rows are profiled on a sample (`SCHEMA_STATS_SAMPLE_ROWS`).
 pub const DEFAULT_SCHEMA_STATS_SAMPLE_ROWS: u64 = 100_000;
 
+/// Adapter settings beyond the per-statement [`Limits`]: how long connecting may take and
+/// how much work the column statistics of a schema snapshot may do (spec:
+/// errors-and-recovery.md §6, adapters.md §5.2). The default is the spec's defaults.
+///
+/// The embedded engines (DuckDB, SQLite) open a file and have nothing to connect to:
+/// they ignore `connect_timeout_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdapterOptions {
+    /// Connecting to a server gives up after this many milliseconds
+    /// (`CONNECT_TIMEOUT_MS`, default [`DEFAULT_CONNECT_TIMEOUT_MS`]).
+    pub connect_timeout_ms: u64,
+    /// Column statistics of a snapshot stop after this many milliseconds; the remaining
+    /// columns get none (`SCHEMA_STATS_TIMEOUT_MS`, default
+    /// [`DEFAULT_SCHEMA_STATS_TIMEOUT_MS`]).
+    pub schema_stats_timeout_ms: u64,
+    /// Tables with more rows are profiled on their first this many rows
+    /// (`SCHEMA_STATS_SAMPLE_ROWS`, default [`DEFAULT_SCHEMA_STATS_SAMPLE_ROWS`]).
+    pub schema_stats_sample_rows: u64,
+}
+
+impl AdapterOptions {
+    /// The defaults with `timeout` as the connect timeout (whole milliseconds, saturating).
+    pub fn with_connect_timeout(timeout: std::time::Duration) -> Self {
+        AdapterOptions {
+            connect_timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            ..AdapterOptions::default()
+        }
+    }
+
+    /// How long a whole snapshot may take under `limits`: three times the statistics
+    /// budget (catalog reads and row counts come on top of the statistics), and never
+    /// less than the statement timeout.
+    pub fn snapshot_timeout_ms(&self, limits: &Limits) -> u64 {
+        self.schema_stats_timeout_ms
+            .saturating_mul(3)
+            .max(limits.statement_timeout_ms)
+    }
+}
+
+impl Default for AdapterOptions {
+    fn default() -> Self {
+        AdapterOptions {
+            connect_timeout_ms: DEFAULT_CONNECT_TIMEOUT_MS,
+            schema_stats_timeout_ms: DEFAULT_SCHEMA_STATS_TIMEOUT_MS,
+            schema_stats_sample_rows: DEFAULT_SCHEMA_STATS_SAMPLE_ROWS,
+        }
+    }
+}
+
 /// The sandbox limits of a datasource.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {

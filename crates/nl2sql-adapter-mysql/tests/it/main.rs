@@ -331,3 +331,170 @@ async fn dead_servers_and_bad_credentials_fail_fast_with_stable_codes() {
         assert!(!e.safe_message.contains("127.0.0.1"), "{}", e.safe_message);
     }
 }
+
+/// A connection as the configured (admin) account, which sees every session.
+async fn admin_conn() -> mysql_async::Conn {
+    mysql_async::Conn::new(mysql_async::Opts::from_url(&base_url()).unwrap())
+        .await
+        .unwrap()
+}
+
+/// The other connections running a statement whose text holds `marker`.
+async fn running(admin: &mut mysql_async::Conn, marker: &str) -> Vec<u64> {
+    admin
+        .exec(
+            "SELECT ID FROM information_schema.PROCESSLIST \
+             WHERE INFO LIKE CONCAT('%', ?, '%') AND ID <> CONNECTION_ID() \
+               AND COMMAND <> 'Sleep'",
+            (marker,),
+        )
+        .await
+        .unwrap()
+}
+
+/// Polls [`running`] until some connection runs `marker` (`present`) or none does, for
+/// at most 5 s; returns the last answer.
+async fn wait_running(admin: &mut mysql_async::Conn, marker: &str, present: bool) -> Vec<u64> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let ids = running(admin, marker).await;
+        if ids.is_empty() != present || std::time::Instant::now() > deadline {
+            return ids;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The adapter's next connection: its id.
+async fn connection_id(a: &MySqlAdapter) -> i64 {
+    first_int(
+        &a.run_sql("SELECT CAST(CONNECTION_ID() AS SIGNED) AS id", a.limits())
+            .await,
+    )
+}
+
+/// GAP-11: dropping a call's future (a cancelled run aborts its scan) kills the
+/// statement on the server, which would otherwise run until its 30 s timeout.
+/// `BENCHMARK` rather than `SLEEP`: the server ends a `SLEEP` by itself within 5 s once
+/// the client's socket closes, but computes on for a client that went away.
+#[tokio::test]
+async fn a_dropped_statement_is_interrupted() {
+    let Some(server) = server().await else { return };
+    let mut admin = admin_conn().await;
+    let a = std::sync::Arc::new(reader(&server).await);
+    let marker = format!("nl2sql_dropped_{}", std::process::id());
+    let sql = format!("SELECT BENCHMARK(5000000000, MD5('nl2sql')) AS {marker}");
+    let slow = std::sync::Arc::clone(&a);
+    let task = tokio::spawn(async move { slow.run_sql(&sql, slow.limits()).await });
+    let started = wait_running(&mut admin, &marker, true).await;
+    assert_eq!(started.len(), 1, "the statement never ran");
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    let left = wait_running(&mut admin, &marker, false).await;
+    assert!(left.is_empty(), "still running on the server: {left:?}");
+    // The adapter still answers.
+    assert_eq!(
+        first_int(&a.run_sql("SELECT 7 AS seven", a.limits()).await),
+        7
+    );
+}
+
+/// GAP-60: the server ends the adapter's idle connection; the next statement still
+/// answers, on a new connection.
+#[tokio::test]
+async fn a_statement_after_its_connection_was_killed_still_answers() {
+    let Some(server) = server().await else { return };
+    let mut admin = admin_conn().await;
+    let a = reader(&server).await;
+    let id = connection_id(&a).await;
+    admin.query_drop(format!("KILL {id}")).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let alive: Option<i64> = admin
+            .exec_first(
+                "SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = ?",
+                (id,),
+            )
+            .await
+            .unwrap();
+        if alive.is_none() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "connection {id} lives on"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let expected: Option<i64> = admin
+        .query_first(format!("SELECT count(*) FROM {DB}.machines"))
+        .await
+        .unwrap();
+    let f = a
+        .run_sql("SELECT count(*) AS n FROM machines", a.limits())
+        .await;
+    assert_eq!(Some(first_int(&f)), expected);
+    assert!(expected.unwrap() > 0);
+    assert!(a.retried_statements() <= 1);
+    assert_ne!(connection_id(&a).await, id);
+}
+
+/// GAP-60: the connection is killed under a running statement, before any row: the
+/// statement runs once more, on a new connection, and answers.
+#[tokio::test]
+async fn a_connection_killed_mid_statement_is_retried_once() {
+    let Some(server) = server().await else { return };
+    let mut admin = admin_conn().await;
+    let a = std::sync::Arc::new(reader(&server).await);
+    let marker = format!("nl2sql_retry_{}", std::process::id());
+    let sql = format!("SELECT 42 + SLEEP(1) AS {marker}");
+    let runner = std::sync::Arc::clone(&a);
+    let task = tokio::spawn(async move { runner.run_sql(&sql, runner.limits()).await });
+    let ids = wait_running(&mut admin, &marker, true).await;
+    assert_eq!(ids.len(), 1, "the statement never ran");
+    admin.query_drop(format!("KILL {}", ids[0])).await.unwrap();
+    let f = task.await.unwrap();
+    assert_eq!(first_int(&f), 42);
+    assert_eq!(a.retried_statements(), 1);
+}
+
+/// GAP-60: one retry only; when the second connection is killed too, the failure is the
+/// usual `SERVICE_UNAVAILABLE`.
+#[tokio::test]
+async fn a_second_dropped_connection_is_returned_as_unavailable() {
+    let Some(server) = server().await else { return };
+    let mut admin = admin_conn().await;
+    let a = std::sync::Arc::new(reader(&server).await);
+    let marker = format!("nl2sql_twice_{}", std::process::id());
+    let sql = format!("SELECT 42 + SLEEP(2) AS {marker}");
+    let runner = std::sync::Arc::clone(&a);
+    let task = tokio::spawn(async move { runner.run_sql(&sql, runner.limits()).await });
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !task.is_finished() {
+        assert!(std::time::Instant::now() < deadline, "the statement hung");
+        for id in running(&mut admin, &marker).await {
+            let _ = admin.query_drop(format!("KILL {id}")).await;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let f = task.await.unwrap();
+    assert_eq!(f.error_code(), Some(ResultErrorCode::ServiceUnavailable));
+    assert_eq!(a.retried_statements(), 1);
+}
+
+/// GAP-60: an SQL error is the statement's own fault: it is not retried.
+#[tokio::test]
+async fn an_sql_error_is_not_retried() {
+    let Some(server) = server().await else { return };
+    let a = reader(&server).await;
+    let f = a
+        .run_sql("SELECT * FROM no_such_table_nl2sql", a.limits())
+        .await;
+    assert_eq!(f.error_code(), Some(ResultErrorCode::ExecutionFailed));
+    assert_eq!(a.retried_statements(), 0);
+    assert_eq!(
+        first_int(&a.run_sql("SELECT 7 AS seven", a.limits()).await),
+        7
+    );
+    assert_eq!(a.retried_statements(), 0);
+}

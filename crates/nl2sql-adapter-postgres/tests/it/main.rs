@@ -444,3 +444,215 @@ async fn sample_value_ties_come_out_in_value_order() {
     );
     assert_eq!(find(&second), items);
 }
+
+/// A connection as the configured (superuser) role, which sees every session.
+async fn admin_client(server: &Server) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(&server.admin_url(), NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(conn);
+    client
+}
+
+/// The backends of other sessions running a statement whose text holds `marker`.
+async fn running(admin: &tokio_postgres::Client, marker: &str) -> Vec<i32> {
+    admin
+        .query(
+            "SELECT pid FROM pg_stat_activity WHERE state = 'active' \
+             AND query LIKE '%' || $1 || '%' AND pid <> pg_backend_pid()",
+            &[&marker],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+/// Polls [`running`] until some backend runs `marker` (`present`) or none does, for at
+/// most 5 s; returns the last answer.
+async fn wait_running(admin: &tokio_postgres::Client, marker: &str, present: bool) -> Vec<i32> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let pids = running(admin, marker).await;
+        if pids.is_empty() != present || std::time::Instant::now() > deadline {
+            return pids;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn first_int(frame: &nl2sql_adapter::ResultFrame) -> i64 {
+    assert!(frame.success, "{:?}", frame.error);
+    frame.batches[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .unwrap()
+        .value(0)
+}
+
+/// The adapter's next connection: its backend pid.
+async fn backend_pid(a: &PostgresAdapter) -> i64 {
+    first_int(
+        &a.run_sql("SELECT pg_backend_pid()::bigint AS pid", a.limits())
+            .await,
+    )
+}
+
+/// GAP-11: dropping a call's future (a cancelled run aborts its scan) cancels the
+/// statement on the server, which would otherwise sleep for 30 s.
+#[tokio::test]
+async fn a_dropped_statement_is_interrupted() {
+    let Some(server) = server().await else { return };
+    let admin = admin_client(&server).await;
+    let a = std::sync::Arc::new(reader(&server).await);
+    let marker = format!("nl2sql_dropped_{}", std::process::id());
+    let sql = format!("SELECT 1 AS {marker} FROM pg_sleep(30)");
+    let slow = std::sync::Arc::clone(&a);
+    let task = tokio::spawn(async move { slow.run_sql(&sql, slow.limits()).await });
+    let started = wait_running(&admin, &marker, true).await;
+    assert_eq!(started.len(), 1, "the statement never ran");
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    let left = wait_running(&admin, &marker, false).await;
+    assert!(left.is_empty(), "still running on the server: {left:?}");
+    // The adapter still answers.
+    let f = a.run_sql("SELECT 7::bigint AS seven", a.limits()).await;
+    assert_eq!(first_int(&f), 7);
+}
+
+/// GAP-60: the server ends the adapter's idle connection; the next statement still
+/// answers, on a new connection.
+#[tokio::test]
+async fn a_statement_after_its_connection_was_terminated_still_answers() {
+    let Some(server) = server().await else { return };
+    let admin = admin_client(&server).await;
+    let a = reader(&server).await;
+    let pid = backend_pid(&a).await;
+    let pid32 = i32::try_from(pid).unwrap();
+    let ended: bool = admin
+        .query_one("SELECT pg_terminate_backend($1)", &[&pid32])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(ended);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while admin
+        .query_opt("SELECT 1 FROM pg_stat_activity WHERE pid = $1", &[&pid32])
+        .await
+        .unwrap()
+        .is_some()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "backend {pid} lives on"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let expected: i64 = admin
+        .query_one(&format!("SELECT count(*) FROM {SCHEMA}.machines"), &[])
+        .await
+        .unwrap()
+        .get(0);
+    let f = a
+        .run_sql("SELECT count(*) AS n FROM machines", a.limits())
+        .await;
+    assert_eq!(first_int(&f), expected);
+    assert!(expected > 0);
+    assert!(a.retried_statements() <= 1);
+    assert_ne!(backend_pid(&a).await, pid);
+}
+
+/// GAP-60: the connection dies under a running statement, before any row: the
+/// statement runs once more, on a new connection, and answers.
+#[tokio::test]
+async fn a_connection_terminated_mid_statement_is_retried_once() {
+    let Some(server) = server().await else { return };
+    let admin = admin_client(&server).await;
+    let a = std::sync::Arc::new(reader(&server).await);
+    let marker = format!("nl2sql_retry_{}", std::process::id());
+    let sql = format!("SELECT 42::bigint AS {marker} FROM pg_sleep(1)");
+    let runner = std::sync::Arc::clone(&a);
+    let task = tokio::spawn(async move { runner.run_sql(&sql, runner.limits()).await });
+    let pids = wait_running(&admin, &marker, true).await;
+    assert_eq!(pids.len(), 1, "the statement never ran");
+    admin
+        .execute("SELECT pg_terminate_backend($1)", &[&pids[0]])
+        .await
+        .unwrap();
+    let f = task.await.unwrap();
+    assert_eq!(first_int(&f), 42);
+    assert_eq!(a.retried_statements(), 1);
+}
+
+/// GAP-60: one retry only; when the second connection dies too, the failure is the
+/// usual `SERVICE_UNAVAILABLE`.
+#[tokio::test]
+async fn a_second_dropped_connection_is_returned_as_unavailable() {
+    let Some(server) = server().await else { return };
+    let admin = admin_client(&server).await;
+    let a = std::sync::Arc::new(reader(&server).await);
+    let marker = format!("nl2sql_twice_{}", std::process::id());
+    let sql = format!("SELECT 42::bigint AS {marker} FROM pg_sleep(2)");
+    let runner = std::sync::Arc::clone(&a);
+    let task = tokio::spawn(async move { runner.run_sql(&sql, runner.limits()).await });
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !task.is_finished() {
+        assert!(std::time::Instant::now() < deadline, "the statement hung");
+        for pid in running(&admin, &marker).await {
+            let _ = admin
+                .execute("SELECT pg_terminate_backend($1)", &[&pid])
+                .await;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let f = task.await.unwrap();
+    assert_eq!(f.error_code(), Some(ResultErrorCode::ServiceUnavailable));
+    assert_eq!(a.retried_statements(), 1);
+}
+
+/// GAP-60: an SQL error is the statement's own fault: no retry, and the connection is
+/// kept (the same backend answers next).
+#[tokio::test]
+async fn an_sql_error_is_not_retried() {
+    let Some(server) = server().await else { return };
+    let a = reader(&server).await;
+    let pid = backend_pid(&a).await;
+    let f = a
+        .run_sql("SELECT * FROM no_such_table_nl2sql", a.limits())
+        .await;
+    assert_eq!(f.error_code(), Some(ResultErrorCode::ExecutionFailed));
+    assert_eq!(a.retried_statements(), 0);
+    assert_eq!(backend_pid(&a).await, pid, "the connection was replaced");
+}
+
+/// The options given to the constructor reach the snapshot: a sample size below the
+/// table's rows makes its statistics come from the first rows only.
+#[tokio::test]
+async fn adapter_options_set_the_snapshot_sample() {
+    let Some(server) = server().await else { return };
+    let options = nl2sql_adapter::AdapterOptions {
+        schema_stats_sample_rows: 2,
+        ..nl2sql_adapter::AdapterOptions::default()
+    };
+    let a = PostgresAdapter::from_url_with_options(
+        "pg",
+        &server.reader_url(),
+        Limits::default(),
+        options,
+    )
+    .await
+    .unwrap();
+    assert_eq!(a.options(), options);
+    let whole = reader(&server).await.schema_snapshot().await.unwrap();
+    let sampled = a.schema_snapshot().await.unwrap();
+    let id_stats = |s: &nl2sql_state::SchemaSnapshot| {
+        s.metadata.as_ref().unwrap().tables[&format!("{SCHEMA}.machines")].columns["id"]
+            .statistics
+            .clone()
+            .unwrap()
+    };
+    assert!(id_stats(&whole).distinct_count > 2);
+    assert_eq!(id_stats(&sampled).distinct_count, 2);
+}

@@ -334,6 +334,54 @@ async fn timeout_is_fast_and_the_adapter_recovers() {
     assert!(ok.success, "{:?}", ok.error);
 }
 
+/// GAP-11: dropping a call's future (a cancelled run aborts its scan) interrupts the
+/// statement. One blocking thread only: the next query can run only once the dropped
+/// one stopped, and the dropped one would run for minutes under its 10-minute timeout.
+#[test]
+fn a_dropped_statement_is_interrupted() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let path = copy_fixture("dropped");
+    let a = adapter(&path);
+    let patient = Limits {
+        statement_timeout_ms: 600_000,
+        ..a.limits()
+    };
+    let (dropped, next) = rt.block_on(async {
+        let dropped = tokio::time::timeout(
+            std::time::Duration::from_millis(200),
+            a.run_sql(SLOW_SQL, patient),
+        )
+        .await;
+        let next = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            a.run_sql("SELECT count(*) AS n FROM machines", a.limits()),
+        )
+        .await;
+        (dropped, next)
+    });
+    // Never wait for a statement that was not interrupted: the test fails instead of hanging.
+    rt.shutdown_background();
+    assert!(
+        dropped.is_err(),
+        "the slow statement finished within 200 ms"
+    );
+    let next = next.expect("the dropped statement was interrupted, freeing the blocking thread");
+    assert!(next.success, "{:?}", next.error);
+    assert_eq!(next.row_count, 1);
+    let n = next.batches[0]
+        .column(0)
+        .as_any()
+        .downcast_ref::<arrow::array::Int64Array>()
+        .unwrap()
+        .value(0);
+    assert!(n > 0, "machines has rows");
+}
+
 #[tokio::test]
 async fn bad_urls_and_missing_files_are_clear_errors() {
     let cases = [

@@ -35,6 +35,10 @@ const MAY_USE: &[(&str, MayUse)] = &[
     ("aggregate", MayUse::Only(&["state", "plan", "artifacts"])),
     ("index", MayUse::Only(&["state", "adapter"])),
     ("planner", MayUse::Only(&["state", "plan"])),
+    (
+        "worker",
+        MayUse::Only(&["state", "adapter", "adapter-sqlite", "adapter-duckdb"]),
+    ),
     ("orchestrator", MayUse::Any),
     (
         "server",

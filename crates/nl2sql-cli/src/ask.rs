@@ -15,12 +15,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
+use nl2sql_index::{LexicalIndex, SchemaIndex};
 use nl2sql_orchestrator::{
     AskOptions, Engine, EngineOptions, PlannerChoice, RunResult, build_planner,
 };
 use nl2sql_state::{ArtifactDurability, ArtifactsSection, RunStatus, UserContext, sha256_hex};
 use serde_json::Value;
 
+use crate::settings::{self, Storage};
 use crate::source::{Source, SourceArgs};
 
 /// Output formats of `ask`.
@@ -72,10 +74,12 @@ pub(crate) struct Args {
     /// Use only this datasource.
     #[arg(long, value_name = "ID")]
     datasource: Option<String>,
-    /// Which planner answers.
-    #[arg(long, value_enum, default_value = "offline")]
-    planner: PlannerKind,
-    /// The LLM file for `--planner llm` (TOML, or JSON by extension).
+    /// Which planner answers (default: `llm` when `$LLM_CONFIG` names an LLM file, else
+    /// `offline`).
+    #[arg(long, value_enum)]
+    planner: Option<PlannerKind>,
+    /// The LLM file for `--planner llm` (TOML, or JSON by extension; default:
+    /// `$LLM_CONFIG`).
     #[arg(long, value_name = "FILE")]
     llm_config: Option<PathBuf>,
     /// The cassette for `--planner replay`.
@@ -87,8 +91,8 @@ pub(crate) struct Args {
     /// "Today" for relative dates (YYYY-MM-DD); default: the planner's fixed date.
     #[arg(long, value_name = "DATE")]
     today: Option<String>,
-    /// Give up after this many seconds (default: the configuration's
-    /// `engine.global_timeout_sec`, else 120).
+    /// Give up after this many seconds (default: `$GLOBAL_TIMEOUT_SEC`, else the
+    /// configuration's `engine.global_timeout_sec`, else 60).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
     /// Plan, validate and generate SQL (with the database's dry run and cost estimate) but
@@ -96,9 +100,6 @@ pub(crate) struct Args {
     #[arg(long, visible_alias = "no-exec")]
     no_execute: bool,
 }
-
-/// The global timeout of `ask` when neither `--timeout` nor the configuration sets one.
-const DEFAULT_TIMEOUT_SECS: u64 = 120;
 
 /// Runs the command; returns the exit code.
 pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
@@ -110,18 +111,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
         eprintln!("asking the demo as role '{DEMO_ROLE}' (pass --role to change)");
         roles.push(DEMO_ROLE.to_owned());
     }
-    let choice = match args.planner {
-        PlannerKind::Offline => PlannerChoice::Offline,
-        PlannerKind::Llm => match &args.llm_config {
-            Some(p) => PlannerChoice::Llm(p.clone()),
-            None => bail!("--planner llm needs --llm-config FILE"),
-        },
-        PlannerKind::Replay => match &args.cassette {
-            Some(p) => PlannerChoice::Replay(p.clone()),
-            None => bail!("--planner replay needs --cassette FILE"),
-        },
-    };
-    let planner = build_planner(&choice, args.record.as_deref())?;
+    let planner = planner_of(
+        args.planner,
+        args.llm_config.as_ref(),
+        args.cassette.as_ref(),
+        args.record.as_deref(),
+    )?;
 
     // One engine directory per set of datasources, so two configurations never share
     // snapshots under the same datasource id.
@@ -204,6 +199,38 @@ pub(crate) fn exit_code(result: &RunResult) -> u8 {
     }
 }
 
+/// The planner of `--planner` (default: `llm` when `--llm-config` or `$LLM_CONFIG` names
+/// an LLM file, else `offline`), recording its calls to `record` when given. Errors name
+/// the flag or variable at fault.
+pub(crate) fn planner_of(
+    kind: Option<PlannerKind>,
+    llm_config: Option<&PathBuf>,
+    cassette: Option<&PathBuf>,
+    record: Option<&Path>,
+) -> anyhow::Result<Arc<dyn nl2sql_orchestrator::Planner>> {
+    let llm = settings::llm_config_path(llm_config, &settings::process_env);
+    let kind = kind.unwrap_or(if llm.is_some() {
+        PlannerKind::Llm
+    } else {
+        PlannerKind::Offline
+    });
+    let (choice, key) = match kind {
+        PlannerKind::Offline => (PlannerChoice::Offline, None),
+        PlannerKind::Llm => match llm {
+            Some((p, key)) => (PlannerChoice::Llm(p), Some(key)),
+            None => bail!("--planner llm needs --llm-config FILE (or LLM_CONFIG)"),
+        },
+        PlannerKind::Replay => match cassette {
+            Some(p) => (PlannerChoice::Replay(p.clone()), None),
+            None => bail!("--planner replay needs --cassette FILE"),
+        },
+    };
+    build_planner(&choice, record).map_err(|e| match key {
+        Some("LLM_CONFIG") => anyhow::anyhow!("LLM_CONFIG: {e}"),
+        _ => e.into(),
+    })
+}
+
 /// The engine over `source` under `dir`: the configuration's documentation, artifact
 /// store and policy; settings from the defaults, then the `[engine]` section, then the
 /// spec's environment variables, then `adjust` (the command line).
@@ -213,74 +240,55 @@ pub(crate) fn open_engine(
     dir: &Path,
     adjust: impl FnOnce(&mut EngineOptions),
 ) -> anyhow::Result<Engine> {
-    let mut options = EngineOptions {
-        global_timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
-        ..EngineOptions::default()
-    }
-    .with_section(&source.engine)
-    .with_env(|k| std::env::var(k).ok())?;
+    Ok(open_engine_parts(source, planner, dir, adjust)?.0)
+}
+
+/// [`open_engine`], and the index the engine searches and the storage settings (for
+/// `nl2sql index`, which indexes through them): the schema store and the index are
+/// placed and configured by the settings (`SCHEMA_STORE_*`, `VECTOR_STORE*`,
+/// `ROUTER_*`, `SCHEMA_CONTEXT_*`; [`settings::Storage`]).
+pub(crate) fn open_engine_parts(
+    source: Source,
+    planner: Arc<dyn nl2sql_orchestrator::Planner>,
+    dir: &Path,
+    adjust: impl FnOnce(&mut EngineOptions),
+) -> anyhow::Result<(Engine, Arc<LexicalIndex>, Storage)> {
+    let env = settings::process_env;
+    let mut options = EngineOptions::default()
+        .with_section(&source.engine)
+        .with_env(env)?;
     adjust(&mut options);
-    let mut engine = Engine::open(source.registry, planner, dir)
-        .with_context(|| format!("cannot open the data directory '{}'", dir.display()))?
+    let storage = Storage::of(&env, dir)?;
+    let opened = || -> nl2sql_state::Result<_> {
+        let store = storage.open_store()?;
+        let index = Arc::new(storage.open_index()?);
+        // Relative to `dir`, as `Engine::open` places it.
+        let default_artifacts = ArtifactsSection {
+            uri: "artifacts".to_owned(),
+            path_template: None,
+            durability: ArtifactDurability::default(),
+        };
+        let artifacts = nl2sql_orchestrator::artifact_store(&default_artifacts, dir, &[])?;
+        Ok((store, index, artifacts))
+    };
+    let (store, index, artifacts) = opened()
+        .map_err(|e| anyhow::anyhow!("{}", e.safe_message()))
+        .with_context(|| format!("cannot open the data directory '{}'", dir.display()))?;
+    let searched: Arc<dyn SchemaIndex> = index.clone();
+    let mut engine = Engine::new(source.registry, store, searched, planner, artifacts)
+        .with_data_dir(dir)
         .with_options(options)
         .with_docs(source.docs);
-    if let Some((section, base)) = &artifacts_setting(source.artifacts, dir)? {
-        let store = nl2sql_orchestrator::artifact_store(section, base)
-            .map_err(|e| anyhow::anyhow!("{}", e.safe_message()))?;
+    if let Some(setting) = settings::artifacts_setting(&env, source.artifacts, dir)? {
+        let store =
+            nl2sql_orchestrator::artifact_store(&setting.section, &setting.base, &setting.options)
+                .map_err(|e| anyhow::anyhow!("{}", e.safe_message()))?;
         engine = engine.with_artifacts(store);
     }
     if let Some(policy) = source.policy {
         engine = engine.with_policy_file(policy);
     }
-    Ok(engine)
-}
-
-/// The artifact store setting: `RESULT_ARTIFACT_BASE_URI` (with
-/// `RESULT_ARTIFACT_PATH_TEMPLATE`; relative to the current directory) wins over the
-/// configuration's `[artifacts]` section; `RESULT_ARTIFACT_DURABILITY` (`atomic` or
-/// `synced`) over the section's `durability`, and alone it applies to the default store
-/// under the data directory. `None` keeps the engine's default store.
-fn artifacts_setting(
-    configured: Option<(ArtifactsSection, PathBuf)>,
-    data_dir: &Path,
-) -> anyhow::Result<Option<(ArtifactsSection, PathBuf)>> {
-    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-    let durability = var("RESULT_ARTIFACT_DURABILITY")
-        .map(|v| {
-            v.parse::<ArtifactDurability>()
-                .map_err(|e| anyhow::anyhow!("RESULT_ARTIFACT_DURABILITY: {e}"))
-        })
-        .transpose()?;
-    let template = var("RESULT_ARTIFACT_PATH_TEMPLATE");
-    let setting = match (var("RESULT_ARTIFACT_BASE_URI"), configured) {
-        (Some(uri), _) => Some((
-            ArtifactsSection {
-                uri,
-                path_template: template,
-                durability: durability.unwrap_or_default(),
-            },
-            PathBuf::from("."),
-        )),
-        (None, Some((mut section, base))) => {
-            if let Some(t) = template {
-                section.path_template = Some(t);
-            }
-            if let Some(d) = durability {
-                section.durability = d;
-            }
-            Some((section, base))
-        }
-        (None, None) if durability.is_some() || template.is_some() => Some((
-            ArtifactsSection {
-                uri: data_dir.join("artifacts").to_string_lossy().into_owned(),
-                path_template: template,
-                durability: durability.unwrap_or_default(),
-            },
-            data_dir.to_path_buf(),
-        )),
-        (None, None) => None,
-    };
-    Ok(setting)
+    Ok((engine, index, storage))
 }
 
 /// A run's question, caller and source, stored beside its log for `runs replay`.
@@ -299,7 +307,7 @@ pub(crate) struct RecordedAsk {
 /// `--data-dir`, else `$NL2SQL_DATA_DIR`, else `.nl2sql`.
 pub(crate) fn data_dir(flag: Option<&PathBuf>) -> PathBuf {
     flag.cloned()
-        .or_else(|| std::env::var_os("NL2SQL_DATA_DIR").map(PathBuf::from))
+        .or_else(|| settings::process_env("NL2SQL_DATA_DIR").map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from(".nl2sql"))
 }
 
@@ -312,10 +320,10 @@ pub(crate) fn engine_dir(data_dir: &Path, source: &Source) -> PathBuf {
 /// The role `ask` uses on the demo when none is given.
 pub(crate) const DEMO_ROLE: &str = "analyst";
 
-/// The source given on the command line or in `$NL2SQL_CONFIG`, else the demo (created
-/// under `data_dir/demo` when missing); true when it is the demo.
+/// The source given on the command line or in `$NL2SQL_CONFIG` (or `$DATASOURCE_CONFIG`),
+/// else the demo (created under `data_dir/demo` when missing); true when it is the demo.
 pub(crate) fn load_source(args: &SourceArgs, data_dir: &Path) -> anyhow::Result<(Source, bool)> {
-    if args.is_given() || std::env::var_os("NL2SQL_CONFIG").is_some() {
+    if args.db.is_some() || args.config_path()?.is_some() {
         return Ok((args.load()?, false));
     }
     let demo_dir = data_dir.join("demo");

@@ -33,12 +33,14 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context as _, bail};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use nl2sql_adapter::AdapterRequest;
-use nl2sql_orchestrator::{AskOptions, Engine, PlannerChoice, RunResult, build_planner};
+use nl2sql_orchestrator::{AskOptions, Engine, Planner, PlannerChoice, RunResult, build_planner};
+use nl2sql_planner::{LlmConfig, LlmPlanner};
 use nl2sql_state::{Dialect, UserContext};
 use serde::Serialize;
 use serde_json::Value;
@@ -48,6 +50,7 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 use crate::ask::{DEMO_ROLE, PlannerKind, data_dir, engine_dir, load_source, open_engine};
+use crate::settings::{self, process_env};
 use crate::source::SourceArgs;
 
 /// Output formats of `benchmark`.
@@ -75,9 +78,14 @@ pub(crate) struct Args {
     /// once per `--llm-config` file, `replay` once per `--cassette` file.
     #[arg(long = "planner", value_enum, value_name = "PLANNER")]
     planners: Vec<PlannerKind>,
-    /// An LLM file for `--planner llm` (repeatable: one configuration each).
+    /// An LLM file for `--planner llm` (repeatable: one configuration each; default:
+    /// `$LLM_CONFIG`).
     #[arg(long = "llm-config", value_name = "FILE")]
     llm_configs: Vec<PathBuf>,
+    /// A benchmark matrix: one LLM configuration per named table (TOML, or JSON by
+    /// extension), each benchmarked as planner `llm:<name>` (default: `$BENCHMARK_CONFIG`).
+    #[arg(long, value_name = "FILE")]
+    bench_config: Option<PathBuf>,
     /// A cassette for `--planner replay` (repeatable: one configuration each).
     #[arg(long = "cassette", value_name = "FILE")]
     cassettes: Vec<PathBuf>,
@@ -188,7 +196,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
             args.iterations,
             plural(args.iterations as usize)
         );
-        let planner = build_planner(choice, None)?;
+        let planner: Arc<dyn Planner> = match choice {
+            BenchPlanner::Choice(choice) => build_planner(choice, None)?,
+            BenchPlanner::Matrix(config) => Arc::new(
+                LlmPlanner::from_config(config)
+                    .with_context(|| format!("benchmark configuration '{label}'"))?,
+            ),
+        };
         let (source, _) = load_source(&args.source, &data_dir)?;
         let engine = open_engine(source, planner, &engine_dir, |options| {
             options.today.clone_from(&args.today);
@@ -327,14 +341,27 @@ fn select(cases: Vec<GoldenCase>, include: &[String]) -> anyhow::Result<Vec<Gold
 }
 
 /// The planner configurations: a label and how to build it, in command-line order.
-fn planner_configs(args: &Args) -> anyhow::Result<Vec<(String, PlannerChoice)>> {
+/// A planner configuration of the benchmark.
+enum BenchPlanner {
+    /// From `--planner` (and `--llm-config` or `--cassette`).
+    Choice(PlannerChoice),
+    /// An entry of the benchmark matrix (`--bench-config`, `$BENCHMARK_CONFIG`).
+    Matrix(Box<LlmConfig>),
+}
+
+/// The planner configurations to benchmark, with their labels: one per `--planner`
+/// (`llm` once per `--llm-config` file, else `$LLM_CONFIG`; `replay` once per
+/// `--cassette`), then one per entry of the benchmark matrix (`llm:<name>`). Without
+/// `--planner` and without a matrix: `offline`.
+fn planner_configs(args: &Args) -> anyhow::Result<Vec<(String, BenchPlanner)>> {
     let mut kinds: Vec<PlannerKind> = Vec::new();
     for k in &args.planners {
         if !kinds.contains(k) {
             kinds.push(*k);
         }
     }
-    if kinds.is_empty() {
+    let matrix = settings::benchmark_matrix(args.bench_config.as_ref(), &process_env)?;
+    if kinds.is_empty() && matrix.is_empty() {
         kinds.push(PlannerKind::Offline);
     }
     if !args.llm_configs.is_empty() && !kinds.contains(&PlannerKind::Llm) {
@@ -346,15 +373,23 @@ fn planner_configs(args: &Args) -> anyhow::Result<Vec<(String, PlannerChoice)>> 
     let mut out = Vec::new();
     for kind in kinds {
         match kind {
-            PlannerKind::Offline => out.push(("offline".to_owned(), PlannerChoice::Offline)),
+            PlannerKind::Offline => out.push((
+                "offline".to_owned(),
+                BenchPlanner::Choice(PlannerChoice::Offline),
+            )),
             PlannerKind::Llm => {
-                if args.llm_configs.is_empty() {
-                    bail!("--planner llm needs --llm-config FILE");
-                }
-                for p in &args.llm_configs {
+                let files = if args.llm_configs.is_empty() {
+                    match settings::llm_config_path(None, &process_env) {
+                        Some((p, _)) => vec![p],
+                        None => bail!("--planner llm needs --llm-config FILE (or LLM_CONFIG)"),
+                    }
+                } else {
+                    args.llm_configs.clone()
+                };
+                for p in files {
                     out.push((
                         format!("llm:{}", p.display()),
-                        PlannerChoice::Llm(p.clone()),
+                        BenchPlanner::Choice(PlannerChoice::Llm(p)),
                     ));
                 }
             }
@@ -365,11 +400,17 @@ fn planner_configs(args: &Args) -> anyhow::Result<Vec<(String, PlannerChoice)>> 
                 for p in &args.cassettes {
                     out.push((
                         format!("replay:{}", p.display()),
-                        PlannerChoice::Replay(p.clone()),
+                        BenchPlanner::Choice(PlannerChoice::Replay(p.clone())),
                     ));
                 }
             }
         }
+    }
+    for (name, config) in matrix {
+        out.push((
+            format!("llm:{name}"),
+            BenchPlanner::Matrix(Box::new(config)),
+        ));
     }
     Ok(out)
 }

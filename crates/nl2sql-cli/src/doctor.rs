@@ -5,14 +5,16 @@
 //! `fail` with a detail line. Exit codes: 0 = no check failed, 1 = a check failed, 2 =
 //! usage error.
 //!
-//! Without `--config`, `--db` or `$NL2SQL_CONFIG`, the demo under the data directory is
-//! checked when it exists (nothing is created).
+//! Without `--config`, `--db` or `$NL2SQL_CONFIG` (`$DATASOURCE_CONFIG`), the demo under
+//! the data directory is checked when it exists (nothing is created). The settings apply
+//! as for `ask`: `$POLICIES_CONFIG`, `$SAMPLE_QUESTIONS` and `$LLM_CONFIG` name the files
+//! checked, and the schema store and index are looked for where the settings place them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use nl2sql_index::{LexicalIndex, SchemaStore, schema_version_of};
+use nl2sql_index::schema_version_of;
 use nl2sql_orchestrator::{DatasourceRegistry, load_docs};
 use nl2sql_planner::llm::{AgentSettings, ProbeStatus, probe_endpoint};
 use nl2sql_planner::{LlmConfig, Step};
@@ -22,6 +24,7 @@ use serde_json::json;
 use tokio::runtime::Runtime;
 
 use crate::ask::{data_dir, engine_dir};
+use crate::settings::{self, Storage, process_env};
 use crate::source::{Source, SourceArgs, read_config, read_policy, registry_of, runtime};
 use crate::validate_sql::Format;
 
@@ -36,7 +39,8 @@ pub(crate) struct Args {
     /// The data directory (default: `$NL2SQL_DATA_DIR`, else `.nl2sql`).
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
-    /// An LLM configuration file (TOML, or JSON by extension) whose endpoints to check.
+    /// An LLM configuration file (TOML, or JSON by extension) whose endpoints to check
+    /// (default: `$LLM_CONFIG`).
     #[arg(long, value_name = "FILE")]
     llm_config: Option<PathBuf>,
     /// Output format.
@@ -111,8 +115,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
         let reachable = check_datasources(&source, &rt, &mut report);
         check_index(&source, &data_dir, &reachable, &rt, &mut report);
     }
-    if let Some(path) = &args.llm_config {
-        check_llm(path, &rt, &mut report);
+    if let Some((path, _)) = settings::llm_config_path(args.llm_config.as_ref(), &process_env) {
+        check_llm(&path, &rt, &mut report);
     }
     rt.shutdown_background();
     let (ok, warn, fail) = (
@@ -147,7 +151,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
 /// its datasources could be read.
 fn check_config(args: &SourceArgs, data_dir: &Path, report: &mut Report) -> Option<Source> {
     if let Some(url) = &args.db {
-        return match DatasourceRegistry::ad_hoc(url) {
+        let registry = DatasourceRegistry::ad_hoc(url)
+            .map_err(anyhow::Error::from)
+            .and_then(|r| Ok(r.with_env(process_env)?));
+        return match registry {
             Ok(registry) => {
                 let ids = registry.ids().join(", ");
                 report.add(
@@ -170,7 +177,14 @@ fn check_config(args: &SourceArgs, data_dir: &Path, report: &mut Report) -> Opti
             }
         };
     }
-    let (path, what) = match args.config_path() {
+    let configured = match args.config_path() {
+        Ok(path) => path,
+        Err(e) => {
+            report.add("config", None, Status::Fail, format!("{e:#}"));
+            return None;
+        }
+    };
+    let (path, what) = match configured {
         Some(path) => (path, "configuration"),
         None => {
             let demo = data_dir.join("demo");
@@ -213,7 +227,9 @@ fn check_config(args: &SourceArgs, data_dir: &Path, report: &mut Report) -> Opti
             ids.join(", ")
         ),
     );
-    let policy = match &file.policy {
+    let policy_path = settings::policy_path(&process_env)
+        .or_else(|| file.policy.as_ref().map(|rel| base.join(rel)));
+    let policy = match policy_path {
         None => {
             report.add(
                 "policy",
@@ -223,31 +239,34 @@ fn check_config(args: &SourceArgs, data_dir: &Path, report: &mut Report) -> Opti
             );
             None
         }
-        Some(rel) => {
-            let policy_path = base.join(rel);
-            match read_policy(&policy_path) {
-                Ok(policy) => {
-                    let roles: Vec<&str> = policy.roles.keys().map(String::as_str).collect();
-                    report.add(
-                        "policy",
-                        None,
-                        Status::Ok,
-                        format!(
-                            "{}: {} role(s): {}",
-                            policy_path.display(),
-                            roles.len(),
-                            roles.join(", ")
-                        ),
-                    );
-                    Some(policy)
-                }
-                Err(e) => {
-                    report.add("policy", None, Status::Fail, format!("{e:#}"));
-                    None
-                }
+        Some(policy_path) => match read_policy(&policy_path) {
+            Ok(policy) => {
+                let roles: Vec<&str> = policy.roles.keys().map(String::as_str).collect();
+                report.add(
+                    "policy",
+                    None,
+                    Status::Ok,
+                    format!(
+                        "{}: {} role(s): {}",
+                        policy_path.display(),
+                        roles.len(),
+                        roles.join(", ")
+                    ),
+                );
+                Some(policy)
             }
-        }
+            Err(e) => {
+                report.add("policy", None, Status::Fail, format!("{e:#}"));
+                None
+            }
+        },
     };
+    let mut file = file;
+    if let Some(questions) = settings::questions_path(&process_env) {
+        let questions =
+            std::env::current_dir().map_or(questions.clone(), |cwd| cwd.join(questions));
+        file.questions = Some(questions.to_string_lossy().into_owned());
+    }
     let files: Vec<String> = [&file.schema_docs, &file.questions]
         .into_iter()
         .flatten()
@@ -324,7 +343,14 @@ fn check_index(
 ) {
     let dir = engine_dir(data_dir, source);
     let ids = source.registry.ids();
-    if !dir.is_dir() {
+    let storage = match Storage::of(&process_env, &dir) {
+        Ok(storage) => storage,
+        Err(e) => {
+            report.add("index", None, Status::Fail, format!("{e:#}"));
+            return;
+        }
+    };
+    if !storage.exists() {
         for id in ids {
             report.add(
                 "index",
@@ -332,13 +358,15 @@ fn check_index(
                 Status::Warn,
                 format!(
                     "not indexed: nothing in {} yet (`nl2sql index` or the first `ask` indexes it)",
-                    dir.display()
+                    storage.index_file.display()
                 ),
             );
         }
         return;
     }
-    let opened = SchemaStore::open(&dir).and_then(|s| Ok((s, LexicalIndex::open(&dir)?)));
+    let opened = storage
+        .open_store()
+        .and_then(|s| Ok((s, storage.open_index()?)));
     let (store, index) = match opened {
         Ok(opened) => opened,
         Err(e) => {

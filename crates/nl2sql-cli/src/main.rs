@@ -4,6 +4,10 @@
 //! Exit codes: 0 = ok, 1 = findings that block (rewrite or rejected), a failed
 //! `datasources test` or `doctor` check, or a policy with integrity errors, 2 = usage or
 //! configuration error, 3 = a datasource could not be reached or described.
+//!
+//! Before any command: the env file is applied ([`env_file`]), logging is set up, and
+//! every setting is parsed ([`settings::validate`]): a bad or unsupported one is a
+//! configuration error naming it (exit 2), whatever the command.
 
 #![allow(clippy::print_stdout)] // reason: a CLI writes its results to standard output
 
@@ -12,6 +16,7 @@ mod benchmark;
 mod columns;
 mod datasources;
 mod doctor;
+mod env_file;
 mod list_adapters;
 mod logging;
 mod plan_dag;
@@ -19,9 +24,11 @@ mod policy;
 mod render_plan;
 mod run_commands;
 mod serve;
+mod settings;
 mod source;
 mod validate_plan;
 mod validate_sql;
+mod worker;
 
 use std::process::ExitCode;
 
@@ -70,9 +77,20 @@ enum Command {
     /// Serves the REST API (docs/rest-api.md) over the datasources, with API-key
     /// authentication; Ctrl-C stops it.
     Serve(serve::Args),
+    /// Serves one embedded datasource over the worker protocol on stdin and stdout (run
+    /// by the engine for datasources with isolation = "process").
+    Worker(worker::Args),
 }
 
 fn main() -> ExitCode {
+    match env_file::apply() {
+        Ok(None) => {}
+        Ok(Some(code)) => return ExitCode::from(code),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            return ExitCode::from(2);
+        }
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -81,7 +99,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    if let Err(err) = logging::init() {
+    if let Err(err) = logging::init().and_then(|()| settings::validate(&settings::process_env)) {
         eprintln!("error: {err:#}");
         return ExitCode::from(2);
     }
@@ -100,6 +118,7 @@ fn main() -> ExitCode {
         Command::Policy(args) => policy::run(&args),
         Command::Benchmark(args) => benchmark::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::Worker(args) => worker::run(&args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -18,6 +18,7 @@ use nl2sql_state::{EngineSection, IntegrityReport, PolicyFile, SchemaContract, n
 use serde_json::json;
 
 use crate::ask::{data_dir, engine_dir};
+use crate::settings::{self, Storage, process_env};
 use crate::source::{Source, SourceArgs, read_config, read_policy, registry_of, runtime};
 use crate::validate_sql::Format;
 
@@ -38,7 +39,8 @@ enum Sub {
 /// Arguments of `policy validate`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ValidateArgs {
-    /// The policy file (JSON; default: the one the configuration names).
+    /// The policy file (JSON; default: `$POLICIES_CONFIG`, else the one the configuration
+    /// names).
     #[arg(long, alias = "policies", value_name = "FILE")]
     policy: Option<PathBuf>,
     #[command(flatten)]
@@ -61,11 +63,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
 
 fn validate(args: &ValidateArgs) -> anyhow::Result<u8> {
     let (source, configured_policy) = load_source(&args.source)?;
-    let policy_path = match (&args.policy, configured_policy) {
-        (Some(p), _) => p.clone(),
-        (None, Some(p)) => p,
-        (None, None) => {
-            bail!("no policy file: pass --policy FILE (or a configuration that names one)")
+    let policy_path = match (
+        &args.policy,
+        settings::policy_path(&process_env),
+        configured_policy,
+    ) {
+        (Some(p), _, _) => p.clone(),
+        (None, Some(p), _) | (None, None, Some(p)) => p,
+        (None, None, None) => {
+            bail!(
+                "no policy file: pass --policy FILE (or set POLICIES_CONFIG, or use a configuration that names one)"
+            )
         }
     };
     let policy = read_policy(&policy_path)?;
@@ -107,7 +115,7 @@ fn load_source(source: &SourceArgs) -> anyhow::Result<(Option<Source>, Option<Pa
     if let Some(url) = &source.db {
         return Ok((Some(of(DatasourceRegistry::ad_hoc(url)?)), None));
     }
-    let Some(path) = source.config_path() else {
+    let Some(path) = source.config_path()? else {
         return Ok((None, None));
     };
     let (file, base) = read_config(&path)?;
@@ -161,8 +169,11 @@ fn schemas_of(policy: &PolicyFile, source: &Source, data_dir: &Path) -> anyhow::
             Err(e) => format!("[{}] {}", e.error_code.as_str(), e.safe_message),
         };
         let store = store.get_or_insert_with(|| {
-            let dir = engine_dir(data_dir, source);
-            dir.is_dir().then(|| SchemaStore::open(&dir).ok()).flatten()
+            let storage = Storage::of(&process_env, &engine_dir(data_dir, source)).ok()?;
+            storage
+                .exists()
+                .then(|| storage.open_store().ok())
+                .flatten()
         });
         let stored = store
             .as_ref()

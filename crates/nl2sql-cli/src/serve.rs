@@ -24,6 +24,7 @@ use nl2sql_server::{
 use nl2sql_state::{ConfigFile, DatasourceConfig, DatasourceEntry, EngineSection, EnvSecrets};
 
 use crate::ask::{PlannerKind, data_dir, engine_dir, load_source, open_engine};
+use crate::settings::{self, process_env};
 use crate::source::{Source, SourceArgs, read_config, registry_of};
 
 /// Arguments of `serve`.
@@ -48,10 +49,12 @@ pub(crate) struct Args {
     /// instead of the API key's identity.
     #[arg(long)]
     dev_trust_user_context: bool,
-    /// Which planner answers.
-    #[arg(long, value_enum, default_value = "offline")]
-    planner: PlannerKind,
-    /// The LLM file for `--planner llm` (TOML, or JSON by extension).
+    /// Which planner answers (default: `llm` when `$LLM_CONFIG` names an LLM file, else
+    /// `offline`).
+    #[arg(long, value_enum)]
+    planner: Option<PlannerKind>,
+    /// The LLM file for `--planner llm` (TOML, or JSON by extension; default:
+    /// `$LLM_CONFIG`).
     #[arg(long, value_name = "FILE")]
     llm_config: Option<PathBuf>,
     /// The cassette for `--planner replay`.
@@ -60,8 +63,8 @@ pub(crate) struct Args {
     /// "Today" for relative dates (YYYY-MM-DD); default: the planner's fixed date.
     #[arg(long, value_name = "DATE")]
     today: Option<String>,
-    /// Give up on a question after this many seconds (default: the configuration's
-    /// `engine.global_timeout_sec`, else 120).
+    /// Give up on a question after this many seconds (default: `$GLOBAL_TIMEOUT_SEC`, else
+    /// the configuration's `engine.global_timeout_sec`, else 60).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
     /// The largest request body accepted, in bytes.
@@ -81,14 +84,20 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
     // The engine directory of the datasources served at startup; it stays the same when
     // datasources are added or removed over the API.
     let dir = engine_dir(&data_dir, &source);
-    let (choice, info) = match args.planner {
+    let llm = settings::llm_config_path(args.llm_config.as_ref(), &process_env);
+    let kind = args.planner.unwrap_or(if llm.is_some() {
+        PlannerKind::Llm
+    } else {
+        PlannerKind::Offline
+    });
+    let (choice, info) = match kind {
         PlannerKind::Offline => (PlannerChoice::Offline, PlannerInfo::Offline),
-        PlannerKind::Llm => match &args.llm_config {
-            Some(p) => (
-                PlannerChoice::Llm(p.clone()),
-                PlannerInfo::Llm(Box::new(read_llm(p)?)),
-            ),
-            None => bail!("--planner llm needs --llm-config FILE"),
+        PlannerKind::Llm => match llm {
+            Some((p, key)) => {
+                let config = read_llm(&p).with_context(|| key.to_owned())?;
+                (PlannerChoice::Llm(p), PlannerInfo::Llm(Box::new(config)))
+            }
+            None => bail!("--planner llm needs --llm-config FILE (or LLM_CONFIG)"),
         },
         PlannerKind::Replay => match &args.cassette {
             Some(p) => (PlannerChoice::Replay(p.clone()), PlannerInfo::Replay),
@@ -128,9 +137,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
         cors_origins: args.cors_origins.clone(),
         dev_trust_user_context: args.dev_trust_user_context,
         max_body_bytes: args.max_body_bytes,
-        default_tenant_id: std::env::var("TENANT_ID")
-            .ok()
-            .filter(|t| !t.trim().is_empty())
+        default_tenant_id: process_env("TENANT_ID")
+            .map(|t| t.trim().to_owned())
             .unwrap_or_else(|| DEFAULT_TENANT_ID.to_owned()),
     };
     if config.dev_trust_user_context {
@@ -207,7 +215,7 @@ async fn shutdown_signal() {
 fn load_keys(flag: Option<&PathBuf>) -> anyhow::Result<ApiKeys> {
     let Some(path) = flag
         .cloned()
-        .or_else(|| std::env::var_os("NL2SQL_API_KEYS").map(PathBuf::from))
+        .or_else(|| process_env("NL2SQL_API_KEYS").map(PathBuf::from))
     else {
         bail!("no API keys: pass --api-keys FILE (the format is in docs/rest-api.md)");
     };
@@ -269,6 +277,7 @@ fn catalog_of(args: &SourceArgs, data_dir: &Path) -> anyhow::Result<(Catalog, Pa
                 row_limit: None,
                 max_bytes: None,
                 tags: BTreeMap::new(),
+                isolation: nl2sql_state::Isolation::InProcess,
             }],
         };
         let catalog = Catalog {
@@ -278,7 +287,7 @@ fn catalog_of(args: &SourceArgs, data_dir: &Path) -> anyhow::Result<(Catalog, Pa
         return Ok((catalog, PathBuf::from("--db")));
     }
     let path = args
-        .config_path()
+        .config_path()?
         .unwrap_or_else(|| data_dir.join("demo").join("nl2sql.toml"));
     let (file, base_dir) = read_config(&path)?;
     Ok((Catalog { file, base_dir }, path))

@@ -1,4 +1,7 @@
-//! `--config FILE [--datasource ID]` or `--db URL`: where a command finds its datasources.
+//! `--config FILE [--datasource ID]` or `--db URL`: where a command finds its datasources,
+//! with what the settings add to them: the default limits and adapter options
+//! (`DEFAULT_*`, `CONNECT_TIMEOUT_MS`, `SCHEMA_STATS_*`), the policy file
+//! (`POLICIES_CONFIG`) and the example questions (`SAMPLE_QUESTIONS`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -7,10 +10,13 @@ use anyhow::{Context as _, bail};
 use nl2sql_orchestrator::{DatasourceDocs, DatasourceRegistry, load_docs};
 use nl2sql_state::{ArtifactsSection, ConfigFile, EngineSection, EnvSecrets, PolicyFile};
 
+use crate::settings::{self, process_env};
+
 /// The datasource arguments shared by every command that talks to a database.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct SourceArgs {
-    /// Configuration file (`nl2sql.toml`; default: `$NL2SQL_CONFIG`).
+    /// Configuration file (`nl2sql.toml`; default: `$NL2SQL_CONFIG`, else
+    /// `$DATASOURCE_CONFIG`).
     #[arg(long, value_name = "FILE", conflicts_with = "db")]
     pub(crate) config: Option<PathBuf>,
     /// An ad-hoc datasource, with default limits: `duckdb:///path`, `sqlite:///path`,
@@ -39,29 +45,57 @@ impl SourceArgs {
         self.config.is_some() || self.db.is_some()
     }
 
-    /// Loads the registry from `--db`, `--config` or `$NL2SQL_CONFIG`.
+    /// Loads the registry from `--db`, `--config`, `$NL2SQL_CONFIG` or
+    /// `$DATASOURCE_CONFIG`. `$POLICIES_CONFIG` wins over the configuration's `policy`
+    /// and `$SAMPLE_QUESTIONS` over its `questions` (both relative to the working
+    /// directory, and both apply to `--db` too).
     pub(crate) fn load(&self) -> anyhow::Result<Source> {
+        let policy_override = settings::policy_path(&process_env);
+        let questions_override = settings::questions_path(&process_env)
+            .map(|p| std::env::current_dir().map(|cwd| cwd.join(p)))
+            .transpose()
+            .context("cannot read the working directory")?;
+        let policy_of = |configured: Option<PathBuf>| -> anyhow::Result<Option<PolicyFile>> {
+            match (&policy_override, configured) {
+                (Some(p), _) => read_policy(p)
+                    .map(Some)
+                    .with_context(|| format!("POLICIES_CONFIG '{}'", p.display())),
+                (None, Some(p)) => read_policy(&p).map(Some),
+                (None, None) => Ok(None),
+            }
+        };
         if let Some(url) = &self.db {
-            let registry = DatasourceRegistry::ad_hoc(url)?.with_default_limits(env_limits()?);
+            let registry = DatasourceRegistry::ad_hoc(url)?.with_env(process_env)?;
+            let docs = match &questions_override {
+                Some(path) => {
+                    let mut file = ConfigFile::from_toml_str("version = 1")?;
+                    file.questions = Some(path.to_string_lossy().into_owned());
+                    load_docs(&file, Path::new(".")).context("SAMPLE_QUESTIONS")?
+                }
+                None => BTreeMap::new(),
+            };
             return Ok(Source {
                 registry,
-                policy: None,
-                docs: BTreeMap::new(),
+                policy: policy_of(None)?,
+                docs,
                 engine: EngineSection::default(),
                 artifacts: None,
             });
         }
-        let Some(path) = self.config_path() else {
+        let Some(path) = self.config_path()? else {
             bail!("no datasource: pass --config FILE or --db URL");
         };
-        let (file, base) = read_config(&path)?;
+        let (mut file, base) = read_config(&path)?;
         let registry = registry_of(&file, &base, &path)?;
-        let policy = match &file.policy {
-            Some(p) => Some(read_policy(&base.join(p))?),
-            None => None,
+        let policy = policy_of(file.policy.as_ref().map(|p| base.join(p)))?;
+        let docs = match &questions_override {
+            Some(questions) => {
+                file.questions = Some(questions.to_string_lossy().into_owned());
+                load_docs(&file, &base).context("SAMPLE_QUESTIONS")?
+            }
+            None => load_docs(&file, &base)
+                .with_context(|| format!("invalid configuration file '{}'", path.display()))?,
         };
-        let docs = load_docs(&file, &base)
-            .with_context(|| format!("invalid configuration file '{}'", path.display()))?;
         Ok(Source {
             registry,
             policy,
@@ -71,11 +105,10 @@ impl SourceArgs {
         })
     }
 
-    /// `--config`, else `$NL2SQL_CONFIG`.
-    pub(crate) fn config_path(&self) -> Option<PathBuf> {
-        self.config
-            .clone()
-            .or_else(|| std::env::var_os("NL2SQL_CONFIG").map(PathBuf::from))
+    /// `--config`, else `$NL2SQL_CONFIG`, else `$DATASOURCE_CONFIG` (the two variables
+    /// naming different files is an error).
+    pub(crate) fn config_path(&self) -> anyhow::Result<Option<PathBuf>> {
+        settings::config_path(self.config.as_ref(), &process_env)
     }
 }
 
@@ -95,7 +128,8 @@ pub(crate) fn read_config(path: &Path) -> anyhow::Result<(ConfigFile, PathBuf)> 
     Ok((file, base.to_path_buf()))
 }
 
-/// The registry of a parsed configuration file (secrets resolved from the environment).
+/// The registry of a parsed configuration file (secrets resolved from the environment),
+/// with the registry settings of the environment (default limits, adapter options).
 pub(crate) fn registry_of(
     file: &ConfigFile,
     base: &Path,
@@ -103,15 +137,7 @@ pub(crate) fn registry_of(
 ) -> anyhow::Result<DatasourceRegistry> {
     Ok(DatasourceRegistry::from_config(file, base, &EnvSecrets)
         .with_context(|| format!("invalid configuration file '{}'", path.display()))?
-        .with_default_limits(env_limits()?))
-}
-
-/// `DEFAULT_ROW_LIMIT`, `DEFAULT_MAX_BYTES` and `DEFAULT_STATEMENT_TIMEOUT_MS` from the
-/// environment: the limits of datasources that set none.
-fn env_limits() -> anyhow::Result<[Option<u64>; 3]> {
-    Ok(nl2sql_orchestrator::default_limits_from(|k| {
-        std::env::var(k).ok()
-    })?)
+        .with_env(process_env)?)
 }
 
 /// Reads and parses a policy file.

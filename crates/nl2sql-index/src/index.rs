@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::chunk::{Chunk, ChunkType};
+use crate::settings::RetrievalSettings;
 
 /// A search index over schema chunks.
 ///
@@ -29,6 +30,13 @@ pub trait SchemaIndex: Send + Sync {
 
     /// Removes every chunk (the CLI `index` command starts from an empty index).
     fn clear(&self) -> nl2sql_state::Result<()>;
+
+    /// The settings retrieval over this index uses: the router thresholds, on this
+    /// index's distance scale, and the schema context limits (`ROUTER_L*_THRESHOLD`,
+    /// `SCHEMA_CONTEXT_MAX_*`). The default: [`RetrievalSettings::default`].
+    fn retrieval_settings(&self) -> RetrievalSettings {
+        RetrievalSettings::default()
+    }
 
     /// Replaces the chunks of `datasource_id` at `schema_version` by `chunks`
     /// (re-indexing a version is a replacement).

@@ -1,8 +1,10 @@
 //! Indexing datasources (spec: retrieval.md §1): snapshot → schema store → chunks → index,
 //! with progress reports. Enrichment (§2) is skipped: no model is configured offline.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+use futures_util::StreamExt as _;
 use nl2sql_adapter::DatasourceAdapter;
 use nl2sql_state::PipelineError;
 use serde::Serialize;
@@ -85,6 +87,9 @@ pub enum IndexProgress {
 pub struct DatasourceDocs {
     /// The configured description (else the snapshot's, else empty).
     pub description: Option<String>,
+    /// Business domains from the schema-documentation file (the datasource document's
+    /// `Domains`, handed to the decomposer); written into the snapshot's metadata.
+    pub domains: Vec<String>,
     /// Example questions from the sample-questions file.
     pub examples: Vec<String>,
     /// Table and column descriptions from the schema-documentation file, by table name;
@@ -125,23 +130,58 @@ pub async fn index_all(
     docs: &BTreeMap<String, DatasourceDocs>,
     progress: &mut dyn FnMut(IndexProgress),
 ) -> IndexReport {
-    let mut report = IndexReport::default();
+    index_all_with_workers(adapters, store, index, docs, 1, progress).await
+}
+
+/// [`index_all`] with at most `workers` datasources (at least 1) being snapshotted and
+/// indexed at once (`SANDBOX_INDEX_WORKERS`): their snapshots, the slow part, overlap.
+/// Progress events of different datasources may interleave; each carries its position.
+/// The report lists datasources in input order whatever order they finished in.
+pub async fn index_all_with_workers(
+    adapters: &[&dyn DatasourceAdapter],
+    store: &SchemaStore,
+    index: &dyn SchemaIndex,
+    docs: &BTreeMap<String, DatasourceDocs>,
+    workers: usize,
+    progress: &mut dyn FnMut(IndexProgress),
+) -> IndexReport {
     let total = adapters.len();
     let none = DatasourceDocs::default();
-    for (i, adapter) in adapters.iter().enumerate() {
-        let ds_docs = docs.get(adapter.id()).unwrap_or(&none);
-        match index_one(*adapter, store, index, ds_docs, progress, i + 1, total).await {
+    // The futures run on this task, one poll at a time; each borrows the callback only
+    // while it reports, never across an await.
+    let progress = RefCell::new(progress);
+    let outcomes: Vec<(String, nl2sql_state::Result<IndexStats>)> =
+        futures_util::stream::iter(adapters.iter().enumerate())
+            .map(|(i, adapter)| {
+                let (progress, none) = (&progress, &none);
+                async move {
+                    let mut relay = |p: IndexProgress| {
+                        let mut report = progress.borrow_mut();
+                        (*report)(p);
+                    };
+                    let ds_docs = docs.get(adapter.id()).unwrap_or(none);
+                    let outcome =
+                        index_one(*adapter, store, index, ds_docs, &mut relay, i + 1, total).await;
+                    if let Err(error) = &outcome {
+                        tracing::warn!(datasource = adapter.id(), %error, "indexing failed");
+                        relay(IndexProgress::Failed {
+                            datasource_id: adapter.id().to_owned(),
+                            position: i + 1,
+                            total,
+                            message: error.to_string(),
+                        });
+                    }
+                    (adapter.id().to_owned(), outcome)
+                }
+            })
+            .buffered(workers.max(1))
+            .collect()
+            .await;
+    let mut report = IndexReport::default();
+    for (id, outcome) in outcomes {
+        match outcome {
             Ok(stats) => report.indexed.push(stats),
-            Err(error) => {
-                tracing::warn!(datasource = adapter.id(), %error, "indexing failed");
-                progress(IndexProgress::Failed {
-                    datasource_id: adapter.id().to_owned(),
-                    position: i + 1,
-                    total,
-                    message: error.to_string(),
-                });
-                report.failed.push((adapter.id().to_owned(), error));
-            }
+            Err(error) => report.failed.push((id, error)),
         }
     }
     report

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::chunk::Chunk;
 use crate::fsio;
 use crate::index::{SchemaIndex, SearchFilter};
+use crate::settings::RetrievalSettings;
 use crate::text::tokenize;
 
 /// BM25 term-frequency saturation.
@@ -236,6 +237,7 @@ struct IndexFile {
 /// directory writes its file (atomically) after every change.
 pub struct LexicalIndex {
     path: Option<PathBuf>,
+    settings: RetrievalSettings,
     inner: RwLock<Inner>,
     cache: Cache<CacheKey, Hits>,
     hits: AtomicU64,
@@ -260,7 +262,13 @@ impl LexicalIndex {
     /// Opens the index file under `data_dir` (`index/lexical_index.json`), or starts an
     /// empty index that will be written there.
     pub fn open(data_dir: &Path) -> nl2sql_state::Result<Self> {
-        let path = data_dir.join(INDEX_FILE);
+        LexicalIndex::open_file(&data_dir.join(INDEX_FILE))
+    }
+
+    /// Opens the index file `path` (its directory is created on the first write), or
+    /// starts an empty index that will be written there.
+    pub fn open_file(path: &Path) -> nl2sql_state::Result<Self> {
+        let path = path.to_path_buf();
         if let Some(dir) = path.parent() {
             fsio::remove_leftovers(dir);
         }
@@ -271,6 +279,14 @@ impl LexicalIndex {
             }
         }
         Ok(LexicalIndex::with_path(Some(path), inner))
+    }
+
+    /// The same index with `settings` for retrieval over it (router thresholds, schema
+    /// context limits).
+    #[must_use]
+    pub fn with_retrieval_settings(mut self, settings: RetrievalSettings) -> Self {
+        self.settings = settings;
+        self
     }
 
     /// The file the index is persisted to, when it has one.
@@ -304,6 +320,7 @@ impl LexicalIndex {
     fn with_path(path: Option<PathBuf>, inner: Inner) -> Self {
         LexicalIndex {
             path,
+            settings: RetrievalSettings::default(),
             inner: RwLock::new(inner),
             cache: Cache::builder()
                 .max_capacity(CACHE_CAPACITY)
@@ -415,6 +432,10 @@ impl SchemaIndex for LexicalIndex {
             .collect();
         self.cache.insert(key, Arc::new(hits.clone()));
         Ok(hits)
+    }
+
+    fn retrieval_settings(&self) -> RetrievalSettings {
+        self.settings
     }
 
     fn clear(&self) -> nl2sql_state::Result<()> {

@@ -13,8 +13,10 @@
 //! tables and columns ([`SchemaContext`]); [`retrieve_datasources`] proposes candidate
 //! datasources for a question.
 //!
-//! Entry points: [`index_datasource`] / [`index_all`] at indexing time,
-//! [`retrieve_datasources`] and [`SchemaRetriever::retrieve`] at question time.
+//! Entry points: [`index_datasource`] / [`index_all_with_workers`] at indexing time,
+//! [`route_datasources`] and [`SchemaRetriever::retrieve`] at question time. Their settings
+//! (versions kept, indexing workers, router thresholds, schema context limits) are
+//! [`IndexSettings`], read from the environment by [`IndexSettings::with_env`].
 
 mod chunk;
 mod docs;
@@ -23,6 +25,7 @@ mod index;
 mod indexing;
 mod lexical;
 mod retrieve;
+mod settings;
 mod store;
 mod text;
 
@@ -36,13 +39,19 @@ pub use chunk::{
 pub use docs::{DOCS_VERSION, TableDocs, add_questions, add_schema_docs, apply_docs};
 pub use index::{SchemaIndex, SearchFilter};
 pub use indexing::{
-    DatasourceDocs, IndexProgress, IndexReport, IndexStats, IndexStep, index_all, index_datasource,
+    DatasourceDocs, IndexProgress, IndexReport, IndexStats, IndexStep, index_all,
+    index_all_with_workers, index_datasource,
 };
 pub use lexical::{BM25_B, BM25_K1, CacheStats, LexicalIndex, MMR_FETCH_FACTOR, MMR_LAMBDA};
 pub use retrieve::{
-    COLUMN_STAGE_K, DATASOURCE_K, DatasourceCandidate, DatasourceMetadata, FALLBACK_WARNING,
-    PLANNING_STAGE_K, SCHEMA_CONTEXT_MAX_COLUMNS, SCHEMA_CONTEXT_MAX_TABLES, SchemaContext,
-    SchemaRequest, SchemaRetriever, TABLE_STAGE_K, retrieve_datasources,
+    COLUMN_STAGE_K, DATASOURCE_K, DatasourceCandidate, DatasourceMetadata, DatasourceRouting,
+    FALLBACK_WARNING, PLANNING_STAGE_K, SchemaContext, SchemaRequest, SchemaRetriever,
+    TABLE_STAGE_K, retrieve_datasources, route_datasources,
+};
+pub use settings::{
+    DEFAULT_INDEX_WORKERS, DEFAULT_ROUTER_L1_THRESHOLD, DEFAULT_ROUTER_L2_THRESHOLD,
+    INDEX_ENV_VARS, IndexSettings, RetrievalSettings, RouterThresholds, SCHEMA_CONTEXT_MAX_COLUMNS,
+    SCHEMA_CONTEXT_MAX_TABLES, router_distance,
 };
 pub use store::{
     DEFAULT_MAX_VERSIONS, Registration, SCHEMA_VERSION_LEN, SchemaStore, schema_version_of,

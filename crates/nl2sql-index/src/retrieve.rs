@@ -1,6 +1,6 @@
-//! Retrieval (spec: retrieval.md §5): datasource candidates for a question (§5.2) and the
-//! schema retriever that turns one sub-query into the tables and columns the planner sees
-//! (§5.1).
+//! Retrieval (spec: retrieval.md §5): datasource candidates for a question (§5.2, with
+//! the router thresholds of §5.3 when the index has them) and the schema retriever that
+//! turns one sub-query into the tables and columns the planner sees (§5.1).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,6 +14,7 @@ use crate::chunk::{Chunk, ChunkType, build_chunks};
 use crate::fsio::NODE;
 use crate::index::{SchemaIndex, SearchFilter};
 use crate::lexical::{Doc, bm25_rank};
+use crate::settings::{RouterThresholds, router_distance};
 use crate::store::SchemaStore;
 
 /// How many datasource candidates the resolver asks for.
@@ -24,12 +25,6 @@ pub const TABLE_STAGE_K: usize = 8;
 pub const COLUMN_STAGE_K: usize = 8;
 /// Hits of the planning stage.
 pub const PLANNING_STAGE_K: usize = 12;
-/// A recorded table with at most this many columns is handed over whole
-/// (`SCHEMA_CONTEXT_MAX_COLUMNS`).
-pub const SCHEMA_CONTEXT_MAX_COLUMNS: usize = 40;
-/// The fallback hands over at most this many tables (`SCHEMA_CONTEXT_MAX_TABLES`).
-pub const SCHEMA_CONTEXT_MAX_TABLES: usize = 30;
-
 /// The warning of the fallback path.
 pub const FALLBACK_WARNING: &str =
     "Retrieval produced no candidates; using the full schema snapshot.";
@@ -43,6 +38,9 @@ pub struct DatasourceCandidate {
     pub schema_version: String,
     /// Its relevance score.
     pub score: f64,
+    /// The router distance of the document that matched ([`router_distance`]): the
+    /// share of the question's terms it lacks, from 0 to 1.
+    pub distance: f64,
     /// Semantic metadata for the decomposer prompt.
     pub metadata: DatasourceMetadata,
 }
@@ -58,16 +56,43 @@ pub struct DatasourceMetadata {
     pub examples: Vec<String>,
 }
 
+/// The datasource candidates for `question` and the warnings of routing them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct DatasourceRouting {
+    /// The candidates, best first.
+    pub candidates: Vec<DatasourceCandidate>,
+    /// Set when no candidate was within the router thresholds and the single closest one
+    /// was kept.
+    pub warnings: Vec<String>,
+}
+
 /// The datasource candidates for `question` (§5.2), at most `k` (the resolver uses
-/// [`DATASOURCE_K`]), one per datasource: those whose datasource document matches, best
-/// first, then those whose table or column documents match (their metadata left empty). `allowed`
-/// restricts the datasources (`None`: all; an empty list: none).
+/// [`DATASOURCE_K`]): [`route_datasources`] without its warnings.
 pub fn retrieve_datasources(
     index: &dyn SchemaIndex,
     question: &str,
     allowed: Option<&[String]>,
     k: usize,
 ) -> nl2sql_state::Result<Vec<DatasourceCandidate>> {
+    route_datasources(index, question, allowed, k).map(|r| r.candidates)
+}
+
+/// The datasource candidates for `question` (§5.2), at most `k`, one per datasource:
+/// those whose datasource document matches, best first, then those whose table or column
+/// documents match (their metadata left empty). `allowed` restricts the datasources
+/// (`None`: all; an empty list: none).
+///
+/// When the index has router thresholds ([`SchemaIndex::retrieval_settings`],
+/// `ROUTER_L1_THRESHOLD` / `ROUTER_L2_THRESHOLD`), the candidates are then filtered by
+/// the [`router_distance`] of the document that matched (§5.3): those within L1 if any,
+/// else those within L2 if any, else only the closest one (ties: the better ranked), with
+/// a warning. Order is kept.
+pub fn route_datasources(
+    index: &dyn SchemaIndex,
+    question: &str,
+    allowed: Option<&[String]>,
+    k: usize,
+) -> nl2sql_state::Result<DatasourceRouting> {
     let mut filter = SearchFilter::new().chunk_types(&[ChunkType::Datasource]);
     if let Some(ids) = allowed {
         filter = filter.datasources(ids.iter().cloned());
@@ -89,6 +114,7 @@ pub fn retrieve_datasources(
                 domains: chunk.meta_list("domains"),
                 examples: chunk.meta_list("examples"),
             },
+            distance: router_distance(question, &chunk),
             datasource_id: chunk.datasource_id,
             schema_version: chunk.schema_version,
             score,
@@ -111,13 +137,49 @@ pub fn retrieve_datasources(
             }
             out.push(DatasourceCandidate {
                 metadata: DatasourceMetadata::default(),
+                distance: router_distance(question, &chunk),
                 datasource_id: chunk.datasource_id,
                 schema_version: chunk.schema_version,
                 score,
             });
         }
     }
-    Ok(out)
+    let mut routing = DatasourceRouting {
+        candidates: out,
+        warnings: Vec::new(),
+    };
+    if let Some(thresholds) = index.retrieval_settings().router {
+        apply_thresholds(&mut routing, thresholds);
+    }
+    Ok(routing)
+}
+
+/// Keeps the candidates within L1, else within L2, else the closest one with a warning.
+fn apply_thresholds(routing: &mut DatasourceRouting, t: RouterThresholds) {
+    let candidates = &mut routing.candidates;
+    if candidates.is_empty() {
+        return;
+    }
+    for limit in [t.l1, t.l2] {
+        if candidates.iter().any(|c| c.distance <= limit) {
+            candidates.retain(|c| c.distance <= limit);
+            return;
+        }
+    }
+    let closest = candidates
+        .iter()
+        .enumerate()
+        .min_by(|(i, a), (j, b)| a.distance.total_cmp(&b.distance).then(i.cmp(j)))
+        .map_or(0, |(i, _)| i);
+    let kept = candidates.swap_remove(closest);
+    candidates.clear();
+    let warning = format!(
+        "No datasource is within the router thresholds (ROUTER_L1_THRESHOLD {}, ROUTER_L2_THRESHOLD {}); using the closest, '{}' (distance {:.2}).",
+        t.l1, t.l2, kept.datasource_id, kept.distance
+    );
+    tracing::warn!("{warning}");
+    routing.warnings.push(warning);
+    candidates.push(kept);
 }
 
 /// The parts of a sub-query the schema retriever reads.
@@ -204,13 +266,16 @@ pub struct SchemaRetriever<'a> {
 }
 
 impl<'a> SchemaRetriever<'a> {
-    /// A retriever over `index` resolving against `store`, with the default limits.
+    /// A retriever over `index` resolving against `store`, with the index's schema
+    /// context limits ([`SchemaIndex::retrieval_settings`]: `SCHEMA_CONTEXT_MAX_TABLES`,
+    /// `SCHEMA_CONTEXT_MAX_COLUMNS`).
     pub fn new(index: &'a dyn SchemaIndex, store: &'a SchemaStore) -> Self {
+        let settings = index.retrieval_settings();
         SchemaRetriever {
             index,
             store,
-            max_tables: SCHEMA_CONTEXT_MAX_TABLES,
-            max_columns: SCHEMA_CONTEXT_MAX_COLUMNS,
+            max_tables: settings.max_tables.max(1),
+            max_columns: settings.max_columns,
         }
     }
 

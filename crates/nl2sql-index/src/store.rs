@@ -90,10 +90,16 @@ impl SchemaStore {
         }
     }
 
-    /// Opens (or creates) the store under `data_dir` and loads every stored datasource.
-    /// Leftover temporary files are removed.
+    /// Opens (or creates) the store under `data_dir` (`schema_store/`) and loads every
+    /// stored datasource. Leftover temporary files are removed.
     pub fn open(data_dir: &Path) -> nl2sql_state::Result<Self> {
-        let dir = data_dir.join(STORE_DIR);
+        SchemaStore::open_dir(&data_dir.join(STORE_DIR))
+    }
+
+    /// Opens (or creates) the store in the directory `dir` itself and loads every stored
+    /// datasource. Leftover temporary files are removed.
+    pub fn open_dir(dir: &Path) -> nl2sql_state::Result<Self> {
+        let dir = dir.to_path_buf();
         std::fs::create_dir_all(&dir).map_err(|e| fsio::io_error("create", &dir, &e))?;
         fsio::remove_leftovers(&dir);
         let mut map = BTreeMap::new();
@@ -116,7 +122,19 @@ impl SchemaStore {
         })
     }
 
-    /// The same store keeping at most `max_versions` (at least 1) versions per datasource.
+    /// How many versions per datasource the store keeps.
+    pub fn max_versions(&self) -> usize {
+        self.max_versions
+    }
+
+    /// The directory the store writes to, when it has one.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The same store keeping at most `max_versions` (at least 1) versions per datasource
+    /// (`SCHEMA_STORE_MAX_VERSIONS`). Datasources holding more are trimmed at their next
+    /// registration.
     #[must_use]
     pub fn with_max_versions(mut self, max_versions: usize) -> Self {
         self.max_versions = max_versions.max(1);

@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use nl2sql_artifacts::{ArtifactStore, DEFAULT_PATH_TEMPLATE, PathTemplate, open_artifact_store};
 use nl2sql_index::{DatasourceDocs, add_questions, add_schema_docs};
-use nl2sql_state::{ArtifactsSection, ConfigError, ConfigFile, ErrorCode, PipelineError, Severity};
+use nl2sql_state::{
+    ArtifactsSection, ConfigError, ConfigFile, ErrorCode, PipelineError, Secret, Severity,
+};
 
 /// The descriptions and example questions of the configuration's documentation files, by
 /// datasource id (empty when it names none). A file that cannot be read or parsed is an
@@ -37,13 +39,16 @@ pub fn load_docs(
 }
 
 /// The artifact store of an `[artifacts]` section: a directory (relative to `base_dir`)
-/// or `file://` URL gives a local store, `s3://`, `az://`, `gs://` or `memory://` an
-/// object store. Object-store credentials come from the environment (`AWS_*`, `AZURE_*`,
-/// `GOOGLE_*`, as the object_store crate reads them), never from the file. Errors are
-/// `INVALID_STATE`.
+/// or `file://` URL gives a local store, `s3://`, `az://`, `abfss://`, `gs://` or
+/// `memory://` an object store. Object-store credentials come from the environment
+/// (`AWS_*`, `AZURE_*`, `GOOGLE_*`, as the object_store crate reads them) and `options`
+/// (object_store configuration keys such as `azure_storage_account_name`, or
+/// `connection_string` for an Azure Storage connection string; the settings
+/// `RESULT_ARTIFACT_ADLS_*` become these), never from the file. Errors are `INVALID_STATE`.
 pub fn artifact_store(
     section: &ArtifactsSection,
     base_dir: &Path,
+    options: &[(String, Secret)],
 ) -> Result<Arc<dyn ArtifactStore>, PipelineError> {
     let template = PathTemplate::parse(
         section
@@ -57,9 +62,12 @@ pub fn artifact_store(
     } else {
         base_dir.join(uri).to_string_lossy().into_owned()
     };
-    // The object-store builders read their credentials from the environment themselves.
-    let no_options: [(&str, String); 0] = [];
-    open_artifact_store(&uri, template, section.durability, no_options).map_err(|e| {
+    // The object-store builders read their credentials from the environment themselves;
+    // `options` win over it.
+    let options = options
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.expose().to_owned()));
+    open_artifact_store(&uri, template, section.durability, options).map_err(|e| {
         PipelineError::new(
             "config",
             ErrorCode::InvalidState,

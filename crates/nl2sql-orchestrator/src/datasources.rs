@@ -1,17 +1,24 @@
 //! The datasource registry (spec: adapters.md §1): configured datasources by id, each with
 //! its adapter (connected lazily, once) and its circuit breaker. A library user may also
 //! register an adapter they built themselves ([`DatasourceRegistry::with_adapter`]).
+//!
+//! The registry's settings (spec: config-and-security.md §2) come from the environment
+//! through [`DatasourceRegistry::with_env`]: the limits of datasources that set none
+//! (`DEFAULT_ROW_LIMIT`, `DEFAULT_MAX_BYTES`, `DEFAULT_STATEMENT_TIMEOUT_MS`) and the
+//! adapter options (`CONNECT_TIMEOUT_MS`, `SCHEMA_STATS_TIMEOUT_MS`,
+//! `SCHEMA_STATS_SAMPLE_ROWS`), and the worker program of datasources with
+//! `isolation = "process"` (`NL2SQL_WORKER_PROGRAM`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use nl2sql_adapter::{
-    BreakerConfig, CircuitBreaker, DEFAULT_MAX_BYTES, DEFAULT_ROW_LIMIT,
+    AdapterOptions, BreakerConfig, CircuitBreaker, DEFAULT_MAX_BYTES, DEFAULT_ROW_LIMIT,
     DEFAULT_STATEMENT_TIMEOUT_MS, DatasourceAdapter, Limits, ResultError, ResultErrorCode,
 };
 use nl2sql_state::{
-    ConfigError, ConfigFile, DatasourceConfig, Dialect, Engine, Secret, SecretSource,
+    ConfigError, ConfigFile, DatasourceConfig, Dialect, Engine, Isolation, Secret, SecretSource,
 };
 use tokio::sync::OnceCell;
 
@@ -27,6 +34,11 @@ struct Entry {
 pub struct DatasourceRegistry {
     base_dir: PathBuf,
     entries: BTreeMap<String, Entry>,
+    /// Connect timeout and snapshot statistics budget of the adapters it creates.
+    adapter_options: AdapterOptions,
+    /// The worker program of `isolation = "process"` datasources; `None`: this
+    /// executable's `worker` subcommand ([`WorkerCommand::this_executable`]).
+    worker_command: Option<WorkerCommand>,
 }
 
 impl std::fmt::Debug for DatasourceRegistry {
@@ -34,6 +46,7 @@ impl std::fmt::Debug for DatasourceRegistry {
         f.debug_struct("DatasourceRegistry")
             .field("base_dir", &self.base_dir)
             .field("ids", &self.entries.keys().collect::<Vec<_>>())
+            .field("adapter_options", &self.adapter_options)
             .finish()
     }
 }
@@ -50,6 +63,8 @@ impl DatasourceRegistry {
         let mut registry = DatasourceRegistry {
             base_dir: base_dir.to_path_buf(),
             entries: BTreeMap::new(),
+            adapter_options: AdapterOptions::default(),
+            worker_command: None,
         };
         for config in file.resolve(secrets)? {
             registry.insert(config);
@@ -60,10 +75,7 @@ impl DatasourceRegistry {
     /// A registry of the one ad-hoc datasource of `--db URL`, with default limits;
     /// relative paths are taken relative to the current directory.
     pub fn ad_hoc(url: &str) -> Result<Self, ConfigError> {
-        let mut registry = DatasourceRegistry {
-            base_dir: PathBuf::from("."),
-            entries: BTreeMap::new(),
-        };
+        let mut registry = DatasourceRegistry::empty();
         registry.insert(DatasourceConfig::ad_hoc(url)?);
         Ok(registry)
     }
@@ -73,6 +85,8 @@ impl DatasourceRegistry {
         DatasourceRegistry {
             base_dir: PathBuf::from("."),
             entries: BTreeMap::new(),
+            adapter_options: AdapterOptions::default(),
+            worker_command: None,
         }
     }
 
@@ -117,9 +131,73 @@ impl DatasourceRegistry {
         );
     }
 
+    /// The same registry with the settings `lookup` finds ([`DatasourceRegistry::ENV_VARS`]):
+    /// `DEFAULT_ROW_LIMIT`, `DEFAULT_MAX_BYTES` and `DEFAULT_STATEMENT_TIMEOUT_MS` become the
+    /// limits of every datasource that sets none of its own
+    /// ([`DatasourceRegistry::with_default_limits`]); `CONNECT_TIMEOUT_MS`,
+    /// `SCHEMA_STATS_TIMEOUT_MS` and `SCHEMA_STATS_SAMPLE_ROWS` the options of the adapters
+    /// it creates ([`DatasourceRegistry::with_adapter_options`]). A value that is not a
+    /// whole number above 0 is an error naming the variable.
+    pub fn with_env(self, lookup: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let defaults = default_limits_from(&lookup)?;
+        let [connect, stats_timeout, sample_rows] = whole_numbers(&lookup, ADAPTER_OPTION_VARS)?;
+        let mut options = self.adapter_options;
+        if let Some(ms) = connect {
+            options.connect_timeout_ms = ms;
+        }
+        if let Some(ms) = stats_timeout {
+            options.schema_stats_timeout_ms = ms;
+        }
+        if let Some(rows) = sample_rows {
+            options.schema_stats_sample_rows = rows;
+        }
+        let mut registry = self
+            .with_default_limits(defaults)
+            .with_adapter_options(options);
+        if let Some(program) = lookup(WORKER_PROGRAM_VAR).filter(|v| !v.trim().is_empty()) {
+            registry = registry.with_worker_command(WorkerCommand::new(program));
+        }
+        Ok(registry)
+    }
+
+    /// The environment variables [`DatasourceRegistry::with_env`] reads.
+    pub const ENV_VARS: [&'static str; 7] = [
+        DEFAULT_LIMIT_VARS[0],
+        DEFAULT_LIMIT_VARS[1],
+        DEFAULT_LIMIT_VARS[2],
+        ADAPTER_OPTION_VARS[0],
+        ADAPTER_OPTION_VARS[1],
+        ADAPTER_OPTION_VARS[2],
+        WORKER_PROGRAM_VAR,
+    ];
+
+    /// The same registry running the workers of its `isolation = "process"` datasources
+    /// with `command` (given the worker arguments: `--engine`, `--url`, `--id`, limits).
+    /// Adapters already created keep theirs.
+    #[must_use]
+    pub fn with_worker_command(mut self, command: WorkerCommand) -> Self {
+        self.worker_command = Some(command);
+        self
+    }
+
+    /// The same registry creating its adapters with `options` (connect timeout, snapshot
+    /// statistics budget and sample size). Adapters already created keep theirs.
+    #[must_use]
+    pub fn with_adapter_options(mut self, options: AdapterOptions) -> Self {
+        self.adapter_options = options;
+        self
+    }
+
+    /// The options the registry creates adapters with.
+    pub fn adapter_options(&self) -> AdapterOptions {
+        self.adapter_options
+    }
+
     /// The same registry with `defaults` (row limit, byte limit, statement timeout in ms,
     /// as [`default_limits_from`] reads them) for every datasource that sets none of its
-    /// own. Adapters already connected keep the limits they were made with.
+    /// own: they become those datasources' configured limits, so [`limits_of`], the
+    /// adapters and every reader of [`DatasourceRegistry::config`] see them. Adapters
+    /// already connected keep the limits they were made with.
     #[must_use]
     pub fn with_default_limits(mut self, defaults: [Option<u64>; 3]) -> Self {
         let [rows, bytes, timeout] = defaults;
@@ -171,7 +249,12 @@ impl DatasourceRegistry {
             .adapter
             .get_or_try_init(|| async {
                 entry.breaker.before_call()?;
-                let made = connect(&entry.config, &self.base_dir).await;
+                let made = if entry.config.isolation == Isolation::Process {
+                    connect_worker(&entry.config, &self.base_dir, self.worker_command.as_ref())
+                        .await
+                } else {
+                    connect_configured(&entry.config, &self.base_dir, self.adapter_options).await
+                };
                 entry.breaker.record(made.as_ref().err());
                 made.map_err(|e| e.at("connect", id))
             })
@@ -203,10 +286,10 @@ fn config_of_adapter(adapter: &dyn DatasourceAdapter) -> DatasourceConfig {
         row_limit: Some(limits.row_limit),
         max_bytes: Some(limits.max_bytes),
         tags: BTreeMap::new(),
+        isolation: Isolation::InProcess,
     }
 }
 
-/// The limits of `config`, defaults filled in.
 /// The environment variables that set the limits of datasources that set none
 /// (spec: config-and-security.md §2).
 pub const DEFAULT_LIMIT_VARS: [&str; 3] = [
@@ -221,8 +304,114 @@ pub const DEFAULT_LIMIT_VARS: [&str; 3] = [
 pub fn default_limits_from(
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<[Option<u64>; 3], ConfigError> {
+    whole_numbers(&lookup, DEFAULT_LIMIT_VARS)
+}
+
+/// The environment variable naming the worker program of `isolation = "process"`
+/// datasources (default: this executable's `worker` subcommand).
+pub const WORKER_PROGRAM_VAR: &str = "NL2SQL_WORKER_PROGRAM";
+
+/// The program (and its leading arguments) that runs a worker process of a datasource
+/// with `isolation = "process"`; the worker arguments follow them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerCommand {
+    /// The executable.
+    pub program: PathBuf,
+    /// Arguments before the worker arguments (`["worker"]` for `nl2sql worker`).
+    pub args: Vec<String>,
+}
+
+impl WorkerCommand {
+    /// `program` with no leading argument (e.g. the `nl2sql-worker` binary).
+    pub fn new(program: impl Into<PathBuf>) -> Self {
+        WorkerCommand {
+            program: program.into(),
+            args: Vec::new(),
+        }
+    }
+
+    /// This executable's `worker` subcommand (`nl2sql worker …`): the default, right for
+    /// the `nl2sql` binary; a library user running process isolation sets their own.
+    pub fn this_executable() -> std::io::Result<Self> {
+        Ok(WorkerCommand {
+            program: std::env::current_exe()?,
+            args: vec!["worker".to_owned()],
+        })
+    }
+}
+
+/// The adapter of an `isolation = "process"` datasource: a pool of worker processes
+/// (`nl2sql_worker::ProcessAdapter`) each serving the datasource over the worker
+/// protocol. The first one is started here, so a worker that cannot start or open its
+/// database fails the connection.
+#[cfg(feature = "sqlite")]
+async fn connect_worker(
+    config: &DatasourceConfig,
+    base_dir: &Path,
+    command: Option<&WorkerCommand>,
+) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
+    let unavailable = |m: String| ResultError::new(ResultErrorCode::ServiceUnavailable, m);
+    let command = match command {
+        Some(c) => c.clone(),
+        None => WorkerCommand::this_executable().map_err(|e| {
+            unavailable(format!(
+                "cannot find this executable to run as the worker: {e}"
+            ))
+        })?,
+    };
+    if config.engine.is_server() {
+        return Err(unavailable(format!(
+            "isolation = \"process\" runs only the embedded engines (sqlite, duckdb), not {}",
+            config.engine
+        )));
+    }
+    let args = nl2sql_worker::WorkerArgs {
+        engine: config.engine,
+        id: config.id.clone(),
+        url: effective_url(config, base_dir),
+        limits: limits_of(config),
+    };
+    let mut process = std::process::Command::new(&command.program);
+    process.args(&command.args).args(args.to_args());
+    let adapter =
+        nl2sql_worker::ProcessAdapter::spawn(process, nl2sql_worker::WorkerOptions::default())
+            .await?;
+    Ok(Arc::new(adapter))
+}
+
+/// Without the `sqlite` feature there is no worker crate: process isolation is
+/// unavailable.
+#[cfg(not(feature = "sqlite"))]
+async fn connect_worker(
+    config: &DatasourceConfig,
+    _base_dir: &Path,
+    _command: Option<&WorkerCommand>,
+) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
+    Err(ResultError::new(
+        ResultErrorCode::ServiceUnavailable,
+        format!(
+            "datasource '{}': this build of nl2sql has no worker processes (cargo feature 'sqlite')",
+            config.id
+        ),
+    ))
+}
+
+/// The environment variables of the adapter options (spec: config-and-security.md §2,
+/// "New in Rust"): connect timeout, snapshot statistics budget, statistics sample size.
+const ADAPTER_OPTION_VARS: [&str; 3] = [
+    "CONNECT_TIMEOUT_MS",
+    "SCHEMA_STATS_TIMEOUT_MS",
+    "SCHEMA_STATS_SAMPLE_ROWS",
+];
+
+/// The values of `keys` that `lookup` sets (empty counts as unset), each a whole number
+/// above 0; anything else is an error naming the variable.
+fn whole_numbers(
+    lookup: &impl Fn(&str) -> Option<String>,
+    keys: [&str; 3],
+) -> Result<[Option<u64>; 3], ConfigError> {
     let mut out = [None; 3];
-    for (slot, key) in out.iter_mut().zip(DEFAULT_LIMIT_VARS) {
+    for (slot, key) in out.iter_mut().zip(keys) {
         if let Some(v) = lookup(key).filter(|v| !v.trim().is_empty()) {
             match v.trim().parse::<u64>() {
                 Ok(n) if n > 0 => *slot = Some(n),
@@ -238,7 +427,9 @@ pub fn default_limits_from(
     Ok(out)
 }
 
-/// The effective limits of `config`: its own, else the built-in defaults.
+/// The effective limits of `config`: its own, else the built-in defaults. A registry's
+/// configurations already hold its default limits
+/// ([`DatasourceRegistry::with_default_limits`]).
 pub fn limits_of(config: &DatasourceConfig) -> Limits {
     Limits {
         row_limit: config.row_limit.unwrap_or(DEFAULT_ROW_LIMIT),
@@ -305,11 +496,22 @@ fn percent_encode(s: &str) -> String {
 }
 
 /// Creates the adapter of `config` (the compile-time registry: one cargo feature per
-/// engine). An engine whose feature is off is `SERVICE_UNAVAILABLE` with a message
-/// saying so.
+/// engine) with the default adapter options. An engine whose feature is off is
+/// `SERVICE_UNAVAILABLE` with a message saying so.
 pub async fn connect(
     config: &DatasourceConfig,
     base_dir: &Path,
+) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
+    connect_configured(config, base_dir, AdapterOptions::default()).await
+}
+
+/// [`connect`] with `options` (`CONNECT_TIMEOUT_MS`, `SCHEMA_STATS_TIMEOUT_MS`,
+/// `SCHEMA_STATS_SAMPLE_ROWS`, parsed by [`DatasourceRegistry::with_env`]): the single
+/// place where the adapter options reach the adapters.
+async fn connect_configured(
+    config: &DatasourceConfig,
+    base_dir: &Path,
+    options: AdapterOptions,
 ) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
     let url = effective_url(config, base_dir);
     let limits = limits_of(config);
@@ -317,23 +519,32 @@ pub async fn connect(
     match config.engine {
         #[cfg(feature = "sqlite")]
         Engine::Sqlite => {
-            let adapter = nl2sql_adapter_sqlite::SqliteAdapter::from_url(id, &url, limits)?;
+            let adapter = nl2sql_adapter_sqlite::SqliteAdapter::from_url_with_options(
+                id, &url, limits, options,
+            )?;
             Ok(Arc::new(adapter))
         }
         #[cfg(feature = "duckdb")]
         Engine::Duckdb => {
-            let adapter = nl2sql_adapter_duckdb::DuckDbAdapter::from_url(id, &url, limits)?;
+            let adapter = nl2sql_adapter_duckdb::DuckDbAdapter::from_url_with_options(
+                id, &url, limits, options,
+            )?;
             Ok(Arc::new(adapter))
         }
         #[cfg(feature = "postgres")]
         Engine::Postgres => {
-            let adapter =
-                nl2sql_adapter_postgres::PostgresAdapter::from_url(id, &url, limits).await?;
+            let adapter = nl2sql_adapter_postgres::PostgresAdapter::from_url_with_options(
+                id, &url, limits, options,
+            )
+            .await?;
             Ok(Arc::new(adapter))
         }
         #[cfg(feature = "mysql")]
         Engine::Mysql => {
-            let adapter = nl2sql_adapter_mysql::MySqlAdapter::from_url(id, &url, limits).await?;
+            let adapter = nl2sql_adapter_mysql::MySqlAdapter::from_url_with_options(
+                id, &url, limits, options,
+            )
+            .await?;
             Ok(Arc::new(adapter))
         }
         #[allow(unreachable_patterns)] // reason: reachable when an engine's feature is off

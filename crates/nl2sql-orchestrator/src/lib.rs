@@ -21,7 +21,8 @@ mod planners;
 pub use adapters::{AdapterInfo, compiled_adapters};
 pub use config::{artifact_store, load_docs};
 pub use datasources::{
-    DEFAULT_LIMIT_VARS, DatasourceRegistry, connect, default_limits_from, effective_url, limits_of,
+    DEFAULT_LIMIT_VARS, DatasourceRegistry, WORKER_PROGRAM_VAR, WorkerCommand, connect,
+    default_limits_from, effective_url, limits_of,
 };
 pub use engine::{
     AUDIT_BACKUPS, AUDIT_MAX_BYTES, AskOptions, AttemptReport, AuditLog, DEFAULT_TENANT,

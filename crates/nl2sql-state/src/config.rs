@@ -311,6 +311,37 @@ pub struct DatasourceEntry {
     /// Free-form tags.
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
+    /// Where the datasource's statements run: `"in-process"` (the default) or
+    /// `"process"` (a disposable worker process, for the embedded engines only).
+    #[serde(default, skip_serializing_if = "Isolation::is_default")]
+    pub isolation: Isolation,
+}
+
+/// Where a datasource's statements run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    /// In the engine's own process (the adapter's sandbox guards it).
+    #[default]
+    InProcess,
+    /// In a pool of child processes speaking the worker protocol (`nl2sql worker`): a
+    /// crash, a hang or runaway memory in the embedded engine kills a child, never the
+    /// caller. SQLite and DuckDB only.
+    Process,
+}
+
+impl Isolation {
+    /// `in-process` or `process`, as written in the configuration file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Isolation::InProcess => "in-process",
+            Isolation::Process => "process",
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == Isolation::InProcess
+    }
 }
 
 /// A datasource ready to connect: the secrets resolved, the engine known.
@@ -334,6 +365,8 @@ pub struct DatasourceConfig {
     pub max_bytes: Option<u64>,
     /// Free-form tags.
     pub tags: BTreeMap<String, String>,
+    /// Where its statements run.
+    pub isolation: Isolation,
 }
 
 impl DatasourceConfig {
@@ -358,6 +391,7 @@ impl DatasourceConfig {
             row_limit: None,
             max_bytes: None,
             tags: BTreeMap::new(),
+            isolation: Isolation::InProcess,
         })
     }
 
@@ -495,6 +529,14 @@ impl ConfigFile {
                 return Err(invalid(key, "must be a number greater than 0"));
             }
         }
+        // A timeout no `Duration` holds would otherwise be dropped without a word.
+        if self
+            .engine
+            .global_timeout_sec
+            .is_some_and(|v| std::time::Duration::try_from_secs_f64(v).is_err())
+        {
+            return Err(invalid("engine.global_timeout_sec", "is out of range"));
+        }
         if let Some(a) = &self.artifacts
             && a.uri.trim().is_empty()
         {
@@ -526,6 +568,14 @@ impl ConfigFile {
                 if v == Some(0) {
                     return Err(invalid(at(name), "must be greater than 0"));
                 }
+            }
+            if ds.isolation == Isolation::Process
+                && Engine::from_url(&ds.url).is_some_and(Engine::is_server)
+            {
+                return Err(invalid(
+                    at("isolation"),
+                    "\"process\" runs only the embedded engines (sqlite, duckdb) in worker processes",
+                ));
             }
         }
         Ok(())
@@ -592,6 +642,7 @@ impl ConfigFile {
             row_limit: ds.row_limit,
             max_bytes: ds.max_bytes,
             tags: ds.tags.clone(),
+            isolation: ds.isolation,
         })
     }
 }

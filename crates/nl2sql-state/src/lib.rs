@@ -25,7 +25,7 @@ pub use canonical::{canonical_json, sha256_hex};
 pub use config::{
     ArtifactDurability, ArtifactsSection, CONFIG_VERSION, ConfigError, ConfigFile,
     DEFAULT_ROW_LIMIT, DatasourceConfig, DatasourceEntry, Engine, EngineSection, EnvSecrets,
-    MismatchPolicy, Secret, SecretSource, redact_url, resolve_secret,
+    Isolation, MismatchPolicy, Secret, SecretSource, redact_url, resolve_secret,
 };
 pub use context::{InvalidTraceId, TraceId, UserContext};
 pub use dialect::{Dialect, UnknownDialect};

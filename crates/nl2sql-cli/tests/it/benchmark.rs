@@ -461,3 +461,90 @@ fn run_is_ask_and_no_exec_is_no_execute() {
     assert!(help.contains("[alias: --no-exec]"), "{help}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_benchmark_matrix_runs_one_configuration_per_entry() {
+    let dir = temp_dir("matrix");
+    std::fs::write(
+        dir.join("golden.json"),
+        r#"[{"id": "count", "question": "How many machines do we have in total?", "datasource": ["operations"]}]"#,
+    )
+    .unwrap();
+    // Two LLM configurations whose server is not there: each is benchmarked (and fails).
+    std::fs::write(
+        dir.join("matrix.toml"),
+        "[fast]\ndefault = { model = \"a\", base_url = \"http://127.0.0.1:9/v1\", api_key_env = \"\", max_retries = 0 }\n\n[slow]\ndefault = { model = \"b\", base_url = \"http://127.0.0.1:9/v1\", api_key_env = \"\", max_retries = 0 }\n",
+    )
+    .unwrap();
+    let dataset = dir.join("golden.json");
+    let dataset = dataset.to_str().unwrap();
+    let run = |extra: &[&str], matrix: &str| {
+        let mut args = vec![
+            "benchmark",
+            "--dataset",
+            dataset,
+            "--iterations",
+            "1",
+            "--routing-only",
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+            .args(&args)
+            .arg("--data-dir")
+            .arg(dir.join("data"))
+            .current_dir(repo())
+            .env_remove("NL2SQL_CONFIG")
+            .env_remove("NL2SQL_DATA_DIR")
+            .env_remove("LLM_CONFIG")
+            .env("BENCHMARK_CONFIG", matrix)
+            .env("SQL_AGENT_MAX_RETRIES", "0")
+            .output()
+            .unwrap()
+    };
+    let matrix = dir.join("matrix.toml");
+    let out = run(&[], matrix.to_str().unwrap());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report = json_of(&out);
+    let planners: Vec<&str> = report["planners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["planner"].as_str().unwrap())
+        .collect();
+    assert_eq!(planners, ["llm:fast", "llm:slow"]);
+    for p in report["planners"].as_array().unwrap() {
+        assert_eq!(p["metrics"]["runs"], 1, "{p}");
+        assert_eq!(p["metrics"]["routing_accuracy"]["correct"], 0, "{p}");
+    }
+    // With --planner, the matrix comes after the planners asked for.
+    let out = run(&["--planner", "offline"], matrix.to_str().unwrap());
+    let report = json_of(&out);
+    let planners: Vec<&str> = report["planners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["planner"].as_str().unwrap())
+        .collect();
+    assert_eq!(planners, ["offline", "llm:fast", "llm:slow"]);
+    assert_eq!(
+        report["planners"][0]["metrics"]["routing_accuracy"]["correct"],
+        1
+    );
+
+    // A bad entry is a configuration error naming the variable and the entry.
+    std::fs::write(
+        dir.join("bad.toml"),
+        "[broken]\ndefault = { model = \"a\", turbo = true }\n",
+    )
+    .unwrap();
+    let out = run(&[], dir.join("bad.toml").to_str().unwrap());
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("BENCHMARK_CONFIG") && err.contains("'broken'"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -346,7 +346,7 @@ fn unreadable_policies_and_missing_arguments_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),
-        "error: no policy file: pass --policy FILE (or a configuration that names one)\n"
+        "error: no policy file: pass --policy FILE (or set POLICIES_CONFIG, or use a configuration that names one)\n"
     );
     let out = nl2sql(&dir, &["policy", "validate", "--policy", "missing.json"]);
     assert_eq!(out.status.code(), Some(2));

@@ -13,7 +13,7 @@ use nl2sql_adapter_sqlite::SqliteAdapter;
 use nl2sql_index::{
     ChunkType, DatasourceDocs, FALLBACK_WARNING, IndexProgress, IndexStep, LexicalIndex,
     SchemaContext, SchemaIndex, SchemaRequest, SchemaRetriever, SchemaStore, SearchFilter,
-    index_all, index_datasource, retrieve_datasources,
+    index_all, index_all_with_workers, index_datasource, retrieve_datasources,
 };
 use nl2sql_state::{Dialect, ErrorCode, SchemaSnapshot};
 
@@ -504,4 +504,111 @@ async fn one_failing_datasource_does_not_stop_the_others() {
         .retrieve(&SchemaRequest::new("warehouse", "anything"))
         .expect_err("never indexed");
     assert_eq!(err.code, ErrorCode::SchemaRetrievalFailed);
+}
+
+/// An adapter whose snapshot counts how many snapshots are in flight at once and yields a
+/// few times while it is "reading", so that concurrent snapshots overlap.
+struct Counting {
+    id: String,
+    caps: CapabilitySet,
+    in_flight: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    peak: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+#[async_trait::async_trait]
+impl DatasourceAdapter for Counting {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn engine_type(&self) -> &str {
+        "sqlite"
+    }
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+    fn capabilities(&self) -> &CapabilitySet {
+        &self.caps
+    }
+    fn limits(&self) -> Limits {
+        Limits::default()
+    }
+    async fn test_connection(&self) -> Result<(), ResultError> {
+        Ok(())
+    }
+    async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
+        use std::sync::atomic::Ordering;
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.peak.fetch_max(now, Ordering::SeqCst);
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+        manufacturing().schema_snapshot().await
+    }
+    async fn run_sql(&self, _sql: &str, _limits: Limits) -> ResultFrame {
+        ResultFrame::failed(unavailable(), 0.0)
+    }
+    async fn dry_run(&self, _sql: &str) -> DryRunResult {
+        DryRunResult {
+            is_valid: false,
+            error_message: None,
+            data: None,
+            error: Some(unavailable()),
+        }
+    }
+    async fn cost_estimate(&self, _sql: &str) -> Result<CostEstimate, ResultError> {
+        Err(unavailable())
+    }
+    async fn explain(&self, _sql: &str) -> Result<QueryPlan, ResultError> {
+        Err(unavailable())
+    }
+    fn details(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}
+
+#[tokio::test]
+async fn index_workers_bound_how_many_datasources_are_snapshotted_at_once() {
+    for (workers, expected_peak) in [(1, 1), (2, 2), (3, 3), (8, 5)] {
+        let in_flight = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let peak = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let adapters: Vec<Counting> = (1..=5)
+            .map(|i| Counting {
+                id: format!("ds{i}"),
+                caps: CapabilitySet::new(&[]),
+                in_flight: std::sync::Arc::clone(&in_flight),
+                peak: std::sync::Arc::clone(&peak),
+            })
+            .collect();
+        let refs: Vec<&dyn DatasourceAdapter> = adapters
+            .iter()
+            .map(|a| a as &dyn DatasourceAdapter)
+            .collect();
+        let store = SchemaStore::in_memory();
+        let index = LexicalIndex::in_memory();
+        let mut done = Vec::new();
+        let report =
+            index_all_with_workers(&refs, &store, &index, &BTreeMap::new(), workers, &mut |e| {
+                if let IndexProgress::Done { position, .. } = e {
+                    done.push(position);
+                }
+            })
+            .await;
+        assert_eq!(
+            peak.load(std::sync::atomic::Ordering::SeqCst),
+            expected_peak,
+            "{workers} workers"
+        );
+        assert!(report.failed.is_empty(), "{:?}", report.failed);
+        // The report keeps input order whatever order the snapshots finished in.
+        let ids: Vec<&str> = report
+            .indexed
+            .iter()
+            .map(|s| s.datasource_id.as_str())
+            .collect();
+        assert_eq!(ids, ["ds1", "ds2", "ds3", "ds4", "ds5"]);
+        done.sort_unstable();
+        assert_eq!(done, [1, 2, 3, 4, 5]);
+        assert_eq!(store.datasource_ids().len(), 5);
+    }
 }

@@ -234,3 +234,130 @@ fn default_limits_fill_only_what_a_datasource_leaves_unset() {
         assert!(err.to_string().starts_with("DEFAULT_MAX_BYTES"), "{err}");
     }
 }
+
+#[test]
+fn registry_settings_come_from_the_environment_and_bad_values_name_the_variable() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |k: &str| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == k)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    };
+    let config = nl2sql_state::ConfigFile::from_toml_str(
+        "version = 1\n[[datasources]]\nid = \"a\"\nurl = \"sqlite://a.db\"\nmax_bytes = 99\n\n[[datasources]]\nid = \"b\"\nurl = \"sqlite://b.db\"\n",
+    )
+    .unwrap();
+    let registry = || {
+        DatasourceRegistry::from_config(&config, Path::new("."), &nl2sql_state::EnvSecrets).unwrap()
+    };
+    // Unset: the built-in limits and adapter options.
+    let plain = registry().with_env(env(&[])).unwrap();
+    assert_eq!(plain.limits("b").unwrap(), Limits::default());
+    assert_eq!(
+        plain.adapter_options(),
+        nl2sql_adapter::AdapterOptions::default()
+    );
+
+    let set = registry()
+        .with_env(env(&[
+            ("DEFAULT_ROW_LIMIT", "25"),
+            ("DEFAULT_MAX_BYTES", "4096"),
+            ("DEFAULT_STATEMENT_TIMEOUT_MS", "1500"),
+            ("CONNECT_TIMEOUT_MS", "250"),
+            ("SCHEMA_STATS_TIMEOUT_MS", " 900 "),
+            ("SCHEMA_STATS_SAMPLE_ROWS", "50"),
+        ]))
+        .unwrap();
+    let b = set.limits("b").unwrap();
+    assert_eq!(
+        (b.row_limit, b.max_bytes, b.statement_timeout_ms),
+        (25, 4096, 1500)
+    );
+    // The datasource's configuration holds them, so every reader of it sees them.
+    assert_eq!(set.config("b").unwrap().row_limit, Some(25));
+    assert_eq!(set.limits("a").unwrap().max_bytes, 99, "its own limit wins");
+    let options = set.adapter_options();
+    assert_eq!(
+        (
+            options.connect_timeout_ms,
+            options.schema_stats_timeout_ms,
+            options.schema_stats_sample_rows
+        ),
+        (250, 900, 50)
+    );
+
+    assert_eq!(
+        DatasourceRegistry::ENV_VARS,
+        [
+            "DEFAULT_ROW_LIMIT",
+            "DEFAULT_MAX_BYTES",
+            "DEFAULT_STATEMENT_TIMEOUT_MS",
+            "CONNECT_TIMEOUT_MS",
+            "SCHEMA_STATS_TIMEOUT_MS",
+            "SCHEMA_STATS_SAMPLE_ROWS",
+            "NL2SQL_WORKER_PROGRAM",
+        ]
+    );
+    // Every number among them (the last one names a program).
+    for key in &DatasourceRegistry::ENV_VARS[..6] {
+        let key = *key;
+        for bad in ["0", "-5", "soon", "1.5"] {
+            let pairs: &'static [(&'static str, &'static str)] =
+                Box::leak(vec![(key, bad)].into_boxed_slice());
+            let err = registry().with_env(env(pairs)).unwrap_err();
+            assert!(err.to_string().starts_with(key), "{key}={bad}: {err}");
+        }
+    }
+}
+
+/// The adapter options a registry is given (`SCHEMA_STATS_SAMPLE_ROWS` here) reach the
+/// adapters it connects: statistics over a one-row sample see at most one distinct value,
+/// where the default sample sees the fixture's many.
+#[tokio::test]
+async fn the_registrys_adapter_options_reach_the_adapters_it_connects() {
+    let config = nl2sql_state::ConfigFile::from_toml_str(&format!(
+        "version = 1\n[[datasources]]\nid = \"m\"\nurl = \"sqlite://{}\"\n",
+        fixture().display()
+    ))
+    .unwrap();
+    let distinct_counts = |sample: Option<&'static str>| {
+        let config = &config;
+        async move {
+            let registry =
+                DatasourceRegistry::from_config(config, Path::new("."), &nl2sql_state::EnvSecrets)
+                    .unwrap()
+                    .with_env(move |k: &str| {
+                        (k == "SCHEMA_STATS_SAMPLE_ROWS")
+                            .then(|| sample.map(str::to_owned))
+                            .flatten()
+                    })
+                    .unwrap();
+            let snapshot = registry
+                .adapter("m")
+                .await
+                .unwrap()
+                .schema_snapshot()
+                .await
+                .unwrap();
+            let metadata = snapshot.metadata.expect("a full snapshot");
+            let mut counts = Vec::new();
+            for table in metadata.tables.values() {
+                if table.row_count.unwrap_or(0) > 1 {
+                    for column in table.columns.values() {
+                        if let Some(s) = &column.statistics {
+                            counts.push(s.distinct_count);
+                        }
+                    }
+                }
+            }
+            counts
+        }
+    };
+    let sampled = distinct_counts(Some("1")).await;
+    assert!(!sampled.is_empty());
+    assert!(sampled.iter().all(|&n| n <= 1), "{sampled:?}");
+    let whole = distinct_counts(None).await;
+    assert!(whole.iter().any(|&n| n > 1), "{whole:?}");
+}

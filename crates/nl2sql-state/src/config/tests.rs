@@ -104,6 +104,14 @@ fn strict_parsing_names_the_key() {
             "version = 1\n[[datasources]]\nid = \"a\"\nurl = \"sqlite://x.db\"\nrow_limit = 0",
             "datasources[0].row_limit: must be greater than 0",
         ),
+        (
+            "version = 1\n[engine]\nglobal_timeout_sec = 1e300",
+            "engine.global_timeout_sec: is out of range",
+        ),
+        (
+            "version = 1\n[engine]\nglobal_timeout_sec = -1",
+            "engine.global_timeout_sec: must be a number greater than 0",
+        ),
     ];
     for (text, want) in cases {
         let err = ConfigFile::from_toml_str(text).unwrap_err().to_string();

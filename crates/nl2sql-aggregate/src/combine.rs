@@ -12,28 +12,38 @@ use arrow::error::ArrowError;
 use arrow::row::{RowConverter, SortField};
 use nl2sql_plan::{CombineOperation, JoinKeyPair};
 
-/// Applies `operation` to the ordered inputs.
+/// Applies `operation` to the ordered inputs (left side first for join and compare).
+///
+/// The arity of plan-model.md §3.3 is checked here too, not only by the plan validator: a
+/// DAG built by hand or by another client reaches the aggregator without that validator,
+/// and an input silently dropped would be a wrong answer. `standalone` takes exactly one
+/// input, `join` and `compare` exactly two, `union` at least two.
 pub(crate) fn combine(
     operation: CombineOperation,
     inputs: &[&RecordBatch],
     keys: &[JoinKeyPair],
 ) -> Result<RecordBatch, ArrowError> {
-    let Some(first) = inputs.first() else {
-        return Ok(RecordBatch::new_empty(Arc::new(Schema::empty())));
+    let (name, arity_ok, wanted) = match operation {
+        CombineOperation::Standalone => ("standalone", inputs.len() == 1, "exactly one"),
+        CombineOperation::Union => ("union", inputs.len() >= 2, "at least two"),
+        CombineOperation::Join => ("join", inputs.len() == 2, "exactly two"),
+        CombineOperation::Compare => ("compare", inputs.len() == 2, "exactly two"),
     };
-    match operation {
-        CombineOperation::Standalone => Ok((*first).clone()),
-        CombineOperation::Union => union(inputs),
-        CombineOperation::Join | CombineOperation::Compare => {
-            let Some(right) = inputs.get(1) else {
-                return Ok((*first).clone());
-            };
-            if operation == CombineOperation::Join {
-                join(first, right, keys)
-            } else {
-                compare(first, right, keys)
-            }
-        }
+    if !arity_ok {
+        return Err(invalid(format!(
+            "combine {name} needs {wanted} inputs, got {}",
+            inputs.len()
+        )));
+    }
+    match (operation, inputs) {
+        (CombineOperation::Standalone, [only]) => Ok((*only).clone()),
+        (CombineOperation::Union, _) => union(inputs),
+        (CombineOperation::Join, [left, right]) => join(left, right, keys),
+        (CombineOperation::Compare, [left, right]) => compare(left, right, keys),
+        _ => Err(invalid(format!(
+            "combine {name} needs {wanted} inputs, got {}",
+            inputs.len()
+        ))),
     }
 }
 

@@ -161,6 +161,18 @@ fn evaluate(
     if kind == NodeKind::Combine {
         let operation: CombineOperation = attr(attributes, "operation")?;
         let keys: Vec<JoinKeyPair> = attr(attributes, "join_keys")?;
+        // Arity is checked by `combine`; with two inputs, their roles must say which side
+        // each one is on (inputs are ordered left-side first).
+        if matches!(
+            operation,
+            CombineOperation::Join | CombineOperation::Compare
+        ) && inputs.len() == 2
+            && !matches!(inputs, [(Some(l), _), (Some(r), _)] if l.is_left() && !r.is_left())
+        {
+            return Err(ArrowError::InvalidArgumentError(
+                "join and compare need one left-side input (left, base, primary) and one right-side input (right, compare, secondary)".to_owned(),
+            ));
+        }
         let tables: Vec<&RecordBatch> = inputs.iter().map(|(_, t)| *t).collect();
         return combine::combine(operation, &tables, &keys);
     }

@@ -70,12 +70,53 @@ fn err_text(e: ArrowError) -> String {
 }
 
 #[test]
-fn standalone_returns_its_input_and_no_input_gives_an_empty_table() {
+fn standalone_returns_its_input_and_every_operation_checks_its_arity() {
     let t = table(vec![("a", i(vec![Some(1)]))]);
     let out = combine::combine(CombineOperation::Standalone, &[&t], &[]).expect("ok");
     assert_eq!(out, t);
-    let empty = combine::combine(CombineOperation::Union, &[], &[]).expect("ok");
-    assert_eq!((empty.num_rows(), empty.num_columns()), (0, 0));
+    let k = keys(&[("a", "a")]);
+    for (operation, inputs, want) in [
+        (
+            CombineOperation::Standalone,
+            vec![],
+            "combine standalone needs exactly one inputs, got 0",
+        ),
+        (
+            CombineOperation::Standalone,
+            vec![&t, &t],
+            "combine standalone needs exactly one inputs, got 2",
+        ),
+        (
+            CombineOperation::Union,
+            vec![],
+            "combine union needs at least two inputs, got 0",
+        ),
+        (
+            CombineOperation::Union,
+            vec![&t],
+            "combine union needs at least two inputs, got 1",
+        ),
+        (
+            CombineOperation::Join,
+            vec![&t],
+            "combine join needs exactly two inputs, got 1",
+        ),
+        (
+            CombineOperation::Join,
+            vec![&t, &t, &t],
+            "combine join needs exactly two inputs, got 3",
+        ),
+        (
+            CombineOperation::Compare,
+            vec![&t, &t, &t],
+            "combine compare needs exactly two inputs, got 3",
+        ),
+    ] {
+        let e = err_text(combine::combine(operation, &inputs, &k).expect_err(want));
+        assert!(e.contains(want), "{e}");
+    }
+    let three = combine::combine(CombineOperation::Union, &[&t, &t, &t], &[]).expect("ok");
+    assert_eq!(three.num_rows(), 3);
 }
 
 #[test]
@@ -267,6 +308,15 @@ fn filter_compares_numbers_text_dates_lists_and_never_keeps_nulls() {
         names(json!([{"attribute": "name", "operator": "contains", "value": "o"}])),
         ["bolt"]
     );
+    // `contains` is a literal substring test, not a regex: as regexes, "." and "^b"
+    // would match "bolt", "nut" and "screw", and "bolt" respectively.
+    for pattern in [".", "^b", "b.*t", "[a-z]"] {
+        assert!(
+            names(json!([{"attribute": "name", "operator": "contains", "value": pattern}]))
+                .is_empty(),
+            "{pattern}"
+        );
+    }
     assert_eq!(
         names(json!([{"attribute": "day", "operator": ">", "value": "2024-01-01"}])),
         ["nut", "screw"]
@@ -512,6 +562,49 @@ fn dag_is_evaluated_layer_by_layer_through_the_post_op_chain() {
         | nut     | 9    | 3     |
         | gear    | 7    | 1     |
         +---------+------+-------+",
+    );
+}
+
+#[test]
+fn a_hand_built_dag_with_wrong_roles_or_arity_fails_its_combine_node() {
+    let (a, b) = scans();
+    let run = |dag: &ExecutionDag, ids: &BTreeMap<String, String>| {
+        let data = BTreeMap::from([(ids["a"].clone(), a.clone()), (ids["b"].clone(), b.clone())]);
+        aggregate(dag, |id| {
+            data.get(id).cloned().ok_or_else(|| error(id, "no data"))
+        })
+    };
+    // Both inputs on the left side: no silent guess of which one is the right.
+    let (mut both_left, ids) = dag(example());
+    for edge in both_left
+        .edges
+        .iter_mut()
+        .filter(|e| e.to_id == "combine_g1")
+    {
+        edge.role = Some(Role::Left);
+    }
+    let out = run(&both_left, &ids);
+    assert!(out.results.is_empty());
+    assert!(
+        out.errors[0].message.starts_with("node 'combine_g1': ")
+            && out.errors[0].message.contains("one left-side input"),
+        "{:?}",
+        out.errors
+    );
+    // One input of the join removed: an arity error, not the left table passed through.
+    let (mut one_input, ids) = dag(example());
+    let right = ids["b"].clone();
+    one_input
+        .edges
+        .retain(|e| !(e.to_id == "combine_g1" && e.from_id == right));
+    let out = run(&one_input, &ids);
+    // The detached scan is now a terminal of its own; the join's chain gives nothing.
+    assert_eq!(out.results, vec![right.clone()]);
+    assert_eq!(
+        out.errors[0].message,
+        "node 'combine_g1': Invalid argument error: combine join needs exactly two inputs, got 1",
+        "{:?}",
+        out.errors
     );
 }
 

@@ -222,10 +222,29 @@ impl LlmConfig {
         if self.breaker.fail_max == 0 {
             return Err(invalid("breaker.fail_max", "must be at least 1"));
         }
+        let mut any = false;
         for step in ALL_STEPS {
-            self.settings(step)?;
+            if self.has_model(step) {
+                self.settings(step)?;
+                any = true;
+            }
+        }
+        if !any {
+            return Err(invalid(
+                "default.model",
+                "no step has a model (set default.model, or use the offline planner)",
+            ));
         }
         Ok(())
+    }
+
+    /// True when `step` has a model, its own or `default`'s. A step without one runs on
+    /// the offline planner (spec: SPEC.md §9 GAP-59).
+    pub fn has_model(&self, step: Step) -> bool {
+        self.agent(step)
+            .and_then(|(_, a)| a.model.as_ref())
+            .or(self.default.model.as_ref())
+            .is_some()
     }
 
     /// The agent entry of `step` as written (under its name or its alias), if any.

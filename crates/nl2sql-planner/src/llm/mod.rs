@@ -42,7 +42,8 @@ use nl2sql_state::{
 use serde_json::json;
 
 use crate::{
-    AnswerRequest, DecomposeRequest, FinalAnswer, PlanRequest, Planner, RefineRequest, Step,
+    AnswerRequest, DecomposeRequest, FinalAnswer, OfflinePlanner, PlanRequest, Planner,
+    RefineRequest, Step,
 };
 use breaker::Breaker;
 use config::ALL_STEPS;
@@ -51,7 +52,9 @@ use transport::{CallFailure, ChatRequest, Endpoint, Failure};
 
 /// A planner backed by an OpenAI-compatible chat-completions server.
 pub struct LlmPlanner {
+    /// The steps that have a model; the others run on `offline`.
     endpoints: BTreeMap<Step, Endpoint>,
+    offline: OfflinePlanner,
     records: Mutex<Vec<CallRecord>>,
 }
 
@@ -126,6 +129,9 @@ impl LlmPlanner {
         let mut text_only: BTreeMap<(String, String), Arc<AtomicBool>> = BTreeMap::new();
         let mut endpoints = BTreeMap::new();
         for step in ALL_STEPS {
+            if !config.has_model(step) {
+                continue;
+            }
             let settings = config.settings(step)?;
             let key = key_of(step, &settings)?;
             let breaker = breakers
@@ -155,11 +161,18 @@ impl LlmPlanner {
         }
         Ok(LlmPlanner {
             endpoints,
+            offline: OfflinePlanner::new(),
             records: Mutex::new(Vec::new()),
         })
     }
 
-    /// The settings `step` runs with.
+    /// True when `step` calls a model; a step with no model in the LLM file runs on the
+    /// offline planner.
+    pub fn calls_model(&self, step: Step) -> bool {
+        self.endpoints.contains_key(&step)
+    }
+
+    /// The settings `step` runs with (`None`: it runs on the offline planner).
     pub fn settings(&self, step: Step) -> Option<&AgentSettings> {
         self.endpoints.get(&step).map(|e| &e.settings)
     }
@@ -325,7 +338,7 @@ impl Planner for LlmPlanner {
     fn name(&self) -> String {
         match self.endpoints.get(&Step::AstPlanner) {
             Some(e) => format!("llm:{}", e.settings.model),
-            None => "llm".to_owned(),
+            None => "llm:offline".to_owned(),
         }
     }
 
@@ -333,6 +346,9 @@ impl Planner for LlmPlanner {
         &self,
         request: &DecomposeRequest,
     ) -> Result<DecomposerResponse, PipelineError> {
+        if !self.calls_model(Step::Decomposer) {
+            return self.offline.decompose(request).await;
+        }
         self.call(
             Step::Decomposer,
             prompt::DECOMPOSER,
@@ -343,6 +359,9 @@ impl Planner for LlmPlanner {
     }
 
     async fn plan(&self, request: &PlanRequest) -> Result<PlanModel, PipelineError> {
+        if !self.calls_model(Step::AstPlanner) {
+            return self.offline.plan(request).await;
+        }
         self.call(
             Step::AstPlanner,
             prompt::AST_PLANNER,
@@ -353,6 +372,9 @@ impl Planner for LlmPlanner {
     }
 
     async fn refine(&self, request: &RefineRequest) -> Result<String, PipelineError> {
+        if !self.calls_model(Step::Refiner) {
+            return self.offline.refine(request).await;
+        }
         self.call(
             Step::Refiner,
             prompt::REFINER,
@@ -363,6 +385,9 @@ impl Planner for LlmPlanner {
     }
 
     async fn answer(&self, request: &AnswerRequest) -> Result<FinalAnswer, PipelineError> {
+        if !self.calls_model(Step::AnswerSynthesizer) {
+            return self.offline.answer(request).await;
+        }
         self.call(
             Step::AnswerSynthesizer,
             prompt::ANSWER_SYNTHESIZER,

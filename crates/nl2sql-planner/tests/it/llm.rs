@@ -652,3 +652,56 @@ async fn empty_key_variable_sends_no_authorization() {
     planner.plan(&plan_request()).await.unwrap();
     assert!(!server.received()[0].headers.contains_key("authorization"));
 }
+
+#[tokio::test]
+async fn a_step_without_a_model_runs_on_the_offline_planner() {
+    let server = Server::start(vec![Reply::ok(PLAN)]).await;
+    // Only the AST planner has a model: the other steps run offline (SPEC.md §9 GAP-59).
+    let config = config(&server, |c| {
+        c.default.model = None;
+        c.agents.insert(
+            "ast_planner".to_owned(),
+            AgentConfig {
+                model: Some("plan-model".to_owned()),
+                ..AgentConfig::default()
+            },
+        );
+    });
+    config.check().unwrap();
+    let planner = planner(&config);
+    assert!(planner.calls_model(Step::AstPlanner));
+    assert!(!planner.calls_model(Step::AnswerSynthesizer));
+    assert!(planner.settings(Step::Decomposer).is_none());
+    assert_eq!(planner.name(), "llm:plan-model");
+
+    let plan = planner.plan(&plan_request()).await.unwrap();
+    assert_eq!(plan, parse_plan(PLAN).unwrap());
+    let request = AnswerRequest {
+        question: "How many orders?".into(),
+        results: vec![],
+        unmapped: vec![],
+        errors: vec![],
+    };
+    let answer = planner.answer(&request).await.unwrap();
+    let offline = nl2sql_planner::OfflinePlanner::new()
+        .answer(&request)
+        .await
+        .unwrap();
+    assert_eq!(answer, offline);
+    // The server saw the plan call only, with the step's own model.
+    let received = server.received();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].body["model"], "plan-model");
+    assert_eq!(planner.calls().len(), 1);
+
+    // A file in which no step has a model is a mistake, named by its key.
+    let mut none = LlmConfig::single("m", server.url.clone());
+    none.default.model = None;
+    match none.check() {
+        Err(ConfigError::Invalid { key, message }) => {
+            assert_eq!(key, "default.model");
+            assert!(message.contains("no step has a model"), "{message}");
+        }
+        other => panic!("expected an invalid default.model, got {other:?}"),
+    }
+}

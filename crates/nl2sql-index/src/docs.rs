@@ -6,7 +6,7 @@
 //! Formats (`version` 1; other keys, such as the demo's `row_count`, are ignored):
 //!
 //! ```json
-//! { "version": 1, "datasources": { "sales": { "description": "…",
+//! { "version": 1, "datasources": { "sales": { "description": "…", "domains": ["sales"],
 //!     "tables": { "orders": { "description": "…", "columns": { "amount": "…" } } } } } }
 //! ```
 //!
@@ -52,6 +52,8 @@ struct DatasourceSchemaDocs {
     #[serde(default)]
     description: Option<String>,
     #[serde(default)]
+    domains: Vec<String>,
+    #[serde(default)]
     tables: BTreeMap<String, TableDocs>,
 }
 
@@ -86,6 +88,12 @@ pub fn add_schema_docs(
         if entry.description.is_none() {
             entry.description = ds.description.filter(|d| !d.trim().is_empty());
         }
+        for domain in ds.domains {
+            let domain = domain.trim();
+            if !domain.is_empty() && !entry.domains.iter().any(|d| d == domain) {
+                entry.domains.push(domain.to_owned());
+            }
+        }
         entry.tables.extend(ds.tables);
     }
     Ok(())
@@ -108,11 +116,12 @@ pub fn add_questions(
     Ok(())
 }
 
-/// Writes the table and column descriptions of `docs` into `snapshot`'s metadata. Tables
-/// are matched by name (case-insensitively, with or without their schema); a table or
-/// column the snapshot does not have is ignored. Returns how many descriptions were set.
+/// Writes the domains and the table and column descriptions of `docs` into `snapshot`'s
+/// metadata. Tables are matched by name (case-insensitively, with or without their
+/// schema); a table or column the snapshot does not have is ignored. Returns how many
+/// entries were set (the domains count as one).
 pub fn apply_docs(snapshot: &mut SchemaSnapshot, docs: &DatasourceDocs) -> usize {
-    if docs.tables.is_empty() {
+    if docs.tables.is_empty() && docs.domains.is_empty() {
         return 0;
     }
     let metadata = snapshot.metadata.get_or_insert_with(|| SchemaMetadata {
@@ -121,6 +130,10 @@ pub fn apply_docs(snapshot: &mut SchemaSnapshot, docs: &DatasourceDocs) -> usize
         ..SchemaMetadata::default()
     });
     let mut set = 0;
+    if !docs.domains.is_empty() {
+        metadata.domains = Some(docs.domains.clone());
+        set += 1;
+    }
     for (key, table) in &snapshot.contract.tables {
         let name = &table.table.table_name;
         let Some(table_docs) = docs.tables.iter().find_map(|(k, v)| {

@@ -122,17 +122,21 @@ pub(crate) fn questions_json() -> String {
     pretty(&questions)
 }
 
-/// `schema_docs.json`: every table's and column's description, by datasource (the
-/// configuration file holds only datasource descriptions and table tags).
+/// `schema_docs.json`: every datasource's domains and every table's and column's
+/// description, by datasource (the configuration file holds only datasource
+/// descriptions and table tags).
 pub(crate) fn schema_docs_json(sources: &[Source<'_>]) -> String {
     let mut datasources = Map::new();
     for s in sources {
-        datasources.insert(s.id.to_owned(), tables_doc(s.description, s.spec));
+        datasources.insert(
+            s.id.to_owned(),
+            tables_doc(s.description, s.domains, s.spec),
+        );
     }
     pretty(&json!({ "version": 1, "datasources": datasources }))
 }
 
-fn tables_doc(description: &str, spec: &DatasetSpec) -> Value {
+fn tables_doc(description: &str, domains: &[&str], spec: &DatasetSpec) -> Value {
     let mut tables = Map::new();
     for t in &spec.tables {
         let mut columns = Map::new();
@@ -159,7 +163,7 @@ fn tables_doc(description: &str, spec: &DatasetSpec) -> Value {
             }),
         );
     }
-    json!({ "description": description, "tables": tables })
+    json!({ "description": description, "domains": domains, "tables": tables })
 }
 
 fn pretty(v: &Value) -> String {

@@ -69,6 +69,8 @@ pub(crate) struct Source<'a> {
     pub(crate) engine: Engine,
     pub(crate) file: &'static str,
     pub(crate) description: &'static str,
+    /// Business domains, written to `schema_docs.json` (they reach the decomposer).
+    pub(crate) domains: &'static [&'static str],
     pub(crate) spec: &'a DatasetSpec,
 }
 
@@ -110,6 +112,7 @@ pub fn create_demo(dir: &Path) -> Result<DemoLayout, PipelineError> {
             engine: Engine::Duckdb,
             file: "operations.duckdb",
             description: OPERATIONS,
+            domains: &["manufacturing", "production", "maintenance"],
             spec: &operations,
         },
         Source {
@@ -117,6 +120,7 @@ pub fn create_demo(dir: &Path) -> Result<DemoLayout, PipelineError> {
             engine: Engine::Sqlite,
             file: "supply.sqlite",
             description: SUPPLY,
+            domains: &["procurement", "inventory"],
             spec: &supply,
         },
         Source {
@@ -124,6 +128,7 @@ pub fn create_demo(dir: &Path) -> Result<DemoLayout, PipelineError> {
             engine: Engine::Sqlite,
             file: "sales.sqlite",
             description: SALES,
+            domains: &["sales", "customers"],
             spec: &sales,
         },
     ];

@@ -8,7 +8,7 @@ use std::time::{Instant, SystemTime};
 
 use nl2sql_adapter::{ResultError, ResultErrorCode};
 use nl2sql_aggregate::aggregate_from_store;
-use nl2sql_index::{DATASOURCE_K, retrieve_datasources};
+use nl2sql_index::{DATASOURCE_K, route_datasources};
 use nl2sql_plan::{DatasourceResolution, DecomposerResponse, ExecutionDag, SubQuery};
 use nl2sql_planner::{
     AnswerRequest, DatasourceInfo, DecomposeRequest, FinalAnswer, OfflinePlanner, Step,
@@ -519,6 +519,28 @@ fn intent_guard(ctx: &RunCtx, st: &mut State) -> bool {
     false
 }
 
+/// A datasource the resolver considers, with what the decomposer is told of it.
+struct Candidate {
+    id: String,
+    description: Option<String>,
+    /// Business domains from the matching index document (empty when none matched).
+    domains: Vec<String>,
+    /// The schema version of the matching index document, when one matched.
+    chunk_version: Option<String>,
+}
+
+impl Candidate {
+    /// A datasource named explicitly or considered without a matching document.
+    fn configured(id: String, description: Option<String>) -> Self {
+        Candidate {
+            id,
+            description,
+            domains: Vec::new(),
+            chunk_version: None,
+        }
+    }
+}
+
 /// `datasource_resolver` (pipeline.md §2.1).
 async fn resolver(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Option<Resolved> {
     let t = (SystemTime::now(), Instant::now());
@@ -552,7 +574,7 @@ fn resolve(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Result<Resolved, 
     let registry = &ctx.shared.registry;
     let store = &ctx.shared.store;
     let registered: BTreeSet<String> = registry.ids().into_iter().map(str::to_owned).collect();
-    let mut candidates: Vec<(String, Option<String>, Option<String>)> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
     let mut unsupported = BTreeSet::new();
     if let Some(id) = &opts.datasource {
         if !registered.contains(id) {
@@ -572,10 +594,10 @@ fn resolve(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Result<Resolved, 
             ));
         }
         let description = registry.config(id).ok().and_then(|c| c.description.clone());
-        candidates.push((id.clone(), description, None));
+        candidates.push(Candidate::configured(id.clone(), description));
     } else {
-        let found =
-            retrieve_datasources(ctx.shared.index.as_ref(), &ctx.question, None, DATASOURCE_K)
+        let routing =
+            route_datasources(ctx.shared.index.as_ref(), &ctx.question, None, DATASOURCE_K)
                 .map_err(|e| {
                     PipelineError::new(
                         NODE,
@@ -584,7 +606,9 @@ fn resolve(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Result<Resolved, 
                         format!("Datasource resolution failed: {}", e.message),
                     )
                 })?;
-        for c in found {
+        // The router's warning (no candidate within its thresholds) reaches the answer.
+        st.warnings.extend(routing.warnings);
+        for c in routing.candidates {
             if !registered.contains(&c.datasource_id) {
                 unsupported.insert(c.datasource_id);
                 continue;
@@ -597,7 +621,12 @@ fn resolve(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Result<Resolved, 
                         .ok()
                         .and_then(|cfg| cfg.description.clone())
                 });
-            candidates.push((c.datasource_id, description, Some(c.schema_version)));
+            candidates.push(Candidate {
+                id: c.datasource_id,
+                description,
+                domains: c.metadata.domains,
+                chunk_version: Some(c.schema_version),
+            });
         }
         if candidates.is_empty() {
             // Few datasources and no word of the question in their documents: every
@@ -608,7 +637,7 @@ fn resolve(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Result<Resolved, 
                         .config(&id)
                         .ok()
                         .and_then(|c| c.description.clone());
-                    candidates.push((id, description, None));
+                    candidates.push(Candidate::configured(id, description));
                 }
             }
             if !candidates.is_empty() {
@@ -632,9 +661,9 @@ fn resolve(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Result<Resolved, 
             ));
         }
     }
-    let allowed: Vec<&(String, Option<String>, Option<String>)> = candidates
+    let allowed: Vec<&Candidate> = candidates
         .iter()
-        .filter(|c| ctx.access.datasource_allowed(&c.0))
+        .filter(|c| ctx.access.datasource_allowed(&c.id))
         .collect();
     if allowed.is_empty() {
         return Err(PipelineError::new(
@@ -647,7 +676,13 @@ fn resolve(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Result<Resolved, 
     let mut schema_versions = BTreeMap::new();
     let mut datasources = Vec::new();
     let mut mismatched = Vec::new();
-    for (id, description, chunk_version) in &allowed {
+    for candidate in &allowed {
+        let Candidate {
+            id,
+            description,
+            domains,
+            chunk_version,
+        } = candidate;
         let latest = store.latest_version(id);
         if let (Some(l), Some(c)) = (&latest, chunk_version)
             && l != c
@@ -663,13 +698,25 @@ fn resolve(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Result<Resolved, 
             .get(id)
             .map(|d| d.examples.clone())
             .unwrap_or_default();
+        let snapshot = store.latest_snapshot(id);
+        // The matching document's domains, else those of the stored snapshot (an
+        // explicit datasource, or one considered without a matching document).
+        let domains = if domains.is_empty() {
+            snapshot
+                .as_ref()
+                .and_then(|s| s.metadata.as_ref())
+                .and_then(|m| m.domains.clone())
+                .unwrap_or_default()
+        } else {
+            domains.clone()
+        };
         datasources.push(DatasourceInfo {
             id: id.clone(),
             description: description.clone(),
-            domains: Vec::new(),
+            domains,
             examples,
             schema_version: latest.clone(),
-            snapshot: store.latest_snapshot(id),
+            snapshot,
         });
     }
     if !mismatched.is_empty() {
@@ -693,8 +740,8 @@ fn resolve(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Result<Resolved, 
     }
     Ok(Resolved {
         resolution: DatasourceResolution {
-            resolved: Some(candidates.iter().map(|c| c.0.clone()).collect()),
-            allowed: Some(allowed.iter().map(|c| c.0.clone()).collect()),
+            resolved: Some(candidates.iter().map(|c| c.id.clone()).collect()),
+            allowed: Some(allowed.iter().map(|c| c.id.clone()).collect()),
             unsupported,
             schema_versions,
         },

@@ -370,6 +370,9 @@ async fn attempt(
         strict_columns: options.strict_columns,
     };
     let logical = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // A test can make the validator panic here (fail point `logical_validator`; fail
+        // points exist only in test builds).
+        fail::fail_point!("logical_validator");
         validate_plan(Some(&plan), &lctx)
     })) {
         Ok(report) => report,

@@ -16,10 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use nl2sql_adapter::{
-    AdapterRequest, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult, Limits,
-    QueryPlan, ResultError, ResultErrorCode, ResultFrame,
-};
+use nl2sql_adapter::{AdapterRequest, Limits, ResultError, ResultErrorCode, ResultFrame};
 use nl2sql_adapter_sqlite::SqliteAdapter;
 use nl2sql_orchestrator::{
     AskOptions, DatasourceRegistry, Engine, EngineOptions, RunLogEntry, RunResult, effective_url,
@@ -31,8 +28,8 @@ use nl2sql_planner::{
     RefineRequest,
 };
 use nl2sql_state::{
-    ConfigFile, DatasourceConfig, Dialect, EnvSecrets, ErrorCode, PipelineError, RunStatus,
-    ScanStatus, SchemaContract, SchemaSnapshot, Secret, Severity,
+    ConfigFile, DatasourceConfig, EnvSecrets, ErrorCode, PipelineError, RunStatus, ScanStatus,
+    Secret, Severity,
 };
 use nl2sql_test_support::TempDir;
 use serde_json::{Value, json};
@@ -500,47 +497,7 @@ struct RefusingExecution {
     inner: SqliteAdapter,
 }
 
-#[async_trait]
-impl DatasourceAdapter for RefusingExecution {
-    fn id(&self) -> &str {
-        self.inner.id()
-    }
-    fn engine_type(&self) -> &str {
-        self.inner.engine_type()
-    }
-    fn dialect(&self) -> Dialect {
-        self.inner.dialect()
-    }
-    fn capabilities(&self) -> &CapabilitySet {
-        self.inner.capabilities()
-    }
-    fn limits(&self) -> Limits {
-        self.inner.limits()
-    }
-    async fn test_connection(&self) -> Result<(), ResultError> {
-        self.inner.test_connection().await
-    }
-    async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
-        self.inner.schema_snapshot().await
-    }
-    async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
-        self.inner.schema_contract().await
-    }
-    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {
-        self.inner.run_sql(sql, limits).await
-    }
-    async fn dry_run(&self, sql: &str) -> DryRunResult {
-        self.inner.dry_run(sql).await
-    }
-    async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError> {
-        self.inner.cost_estimate(sql).await
-    }
-    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
-        self.inner.explain(sql).await
-    }
-    fn details(&self) -> Value {
-        self.inner.details()
-    }
+wrapping_adapter!(RefusingExecution {
     async fn execute(&self, _req: AdapterRequest) -> ResultFrame {
         let e = ResultError::new(
             ResultErrorCode::SecurityViolation,
@@ -549,7 +506,7 @@ impl DatasourceAdapter for RefusingExecution {
         .at("execute", self.inner.id());
         ResultFrame::failed(e, 0.0)
     }
-}
+});
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gap04_a_fatal_executor_error_ends_the_scan_without_a_retry() {

@@ -597,3 +597,70 @@ fn an_artifact_that_cannot_be_written_is_an_executor_crash_and_is_not_retried() 
     assert!(sq.artifact.is_none());
     assert_eq!(std::fs::read(&store_dir).unwrap(), b"not a directory");
 }
+
+#[test]
+fn a_panicking_logical_validator_is_a_validator_crash_retried_within_the_budget() {
+    // nextest runs each test in its own process: the fail point is this test's alone.
+    let scenario = fail::FailScenario::setup();
+    let dir = TempDir::new("validator-crash");
+    let url = format!("sqlite://{}", fixture().canonicalize().unwrap().display());
+    let options = EngineOptions {
+        max_retries: 2,
+        retry_base_delay: Duration::from_millis(5),
+        retry_max_delay: Duration::from_millis(20),
+        retry_jitter: Duration::from_millis(5),
+        jitter_seed: Some(7),
+        ..EngineOptions::default()
+    };
+    let question = "How many factories do we have?";
+    let rt = runtime();
+    let (once, always, after) = rt.block_on(async {
+        let engine = Engine::open(
+            DatasourceRegistry::ad_hoc(&url).unwrap(),
+            Arc::new(OfflinePlanner::new()),
+            &dir.0.join("data"),
+        )
+        .unwrap()
+        .with_options(options);
+        assert!(engine.index_all().await.failed.is_empty());
+        // A validator that crashes once: VALIDATOR_CRASH is an ERROR, so retried.
+        fail::cfg("logical_validator", "1*panic(validator bug)").unwrap();
+        let once = engine.ask(question, AskOptions::default()).await;
+        // A validator that always crashes: the budget runs out, no SQL ever runs.
+        fail::cfg("logical_validator", "panic(validator bug)").unwrap();
+        let always = engine.ask(question, AskOptions::default()).await;
+        // The same engine answers once the fault is gone.
+        fail::remove("logical_validator");
+        let after = engine.ask(question, AskOptions::default()).await;
+        (once, always, after)
+    });
+    scenario.teardown();
+
+    assert!(once.success, "{:#?}", once.errors);
+    let sq = &once.subqueries[0];
+    assert_eq!(sq.attempts, 2);
+    let first: Vec<&str> = sq.attempt_log[0]
+        .errors
+        .iter()
+        .map(|e| e.code.as_str())
+        .collect();
+    assert_eq!(first, ["VALIDATOR_CRASH"]);
+    assert!(
+        sq.attempt_log[0].sql.is_none(),
+        "no SQL from an unvalidated plan"
+    );
+    assert!(once.rows.is_some());
+    assert_eq!(once.rows, after.rows);
+
+    assert_eq!(always.status, RunStatus::Failed, "{:#?}", always.errors);
+    let crash = always.errors_with(ErrorCode::ValidatorCrash);
+    assert!(!crash.is_empty(), "{:#?}", always.errors);
+    assert!(crash.iter().all(|e| e.node == "logical_validator"));
+    let sq = &always.subqueries[0];
+    assert_eq!(sq.attempts, 3, "1 + max_retries");
+    assert!(sq.attempt_log.iter().all(|a| a.sql.is_none()));
+    assert!(sq.artifact.is_none());
+
+    assert!(after.success, "{:#?}", after.errors);
+    assert_eq!(after.rows.as_ref().map(Vec::len), Some(1));
+}

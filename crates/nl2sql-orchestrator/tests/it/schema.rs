@@ -258,7 +258,8 @@ async fn documentation_files_reach_the_index_and_the_decomposer() {
     std::fs::copy(fixture(), dir.0.join("plant.db")).unwrap();
     std::fs::write(
         dir.0.join("docs.json"),
-        r#"{"version": 1, "datasources": {"plant": {"tables": {"inventory": {
+        r#"{"version": 1, "datasources": {"plant": {"domains": ["manufacturing", " stock "],
+            "tables": {"inventory": {
             "description": "Stock per warehouse", "columns": {"on_hand": "Units on the shelf"}}}}}}"#,
     )
     .unwrap();
@@ -284,7 +285,10 @@ async fn documentation_files_reach_the_index_and_the_decomposer() {
         .with_docs(docs);
     engine.index_all().await;
     let snapshot = engine.store().latest_snapshot("plant").unwrap();
-    let inventory = &snapshot.metadata.unwrap().tables["main.inventory"];
+    let metadata = snapshot.metadata.unwrap();
+    let domains = vec!["manufacturing".to_owned(), "stock".to_owned()];
+    assert_eq!(metadata.domains.as_ref(), Some(&domains));
+    let inventory = &metadata.tables["main.inventory"];
     assert_eq!(
         inventory.description.as_deref(),
         Some("Stock per warehouse")
@@ -305,6 +309,8 @@ async fn documentation_files_reach_the_index_and_the_decomposer() {
         seen[0].datasources[0].examples,
         vec!["How many units are on the shelf?".to_owned()]
     );
+    // The documented domains reach the decomposer (GAP-23).
+    assert_eq!(seen[0].datasources[0].domains, domains);
 
     // A documentation file that is missing is an error naming its key.
     let bad = ConfigFile::from_toml_str(
@@ -334,7 +340,7 @@ async fn the_configured_artifact_store_receives_the_results() {
     )
     .unwrap()
     .with_options(options(MismatchPolicy::Warn))
-    .with_artifacts(artifact_store(&memory, &dir.0).unwrap());
+    .with_artifacts(artifact_store(&memory, &dir.0, &[]).unwrap());
     engine.index_all().await;
     let r = engine.ask(QUESTION, AskOptions::default()).await;
     assert!(r.success, "{:#?}", r.errors);
@@ -360,7 +366,7 @@ async fn the_configured_artifact_store_receives_the_results() {
     )
     .unwrap()
     .with_options(options(MismatchPolicy::Warn))
-    .with_artifacts(artifact_store(&local, &dir.0).unwrap());
+    .with_artifacts(artifact_store(&local, &dir.0, &[]).unwrap());
     engine.index_all().await;
     let r = engine.ask(QUESTION, AskOptions::default()).await;
     assert!(r.success, "{:#?}", r.errors);
@@ -381,7 +387,7 @@ async fn the_configured_artifact_store_receives_the_results() {
         path_template: None,
         durability: ArtifactDurability::Atomic,
     };
-    let err = artifact_store(&bad, &dir.0).err().unwrap();
+    let err = artifact_store(&bad, &dir.0, &[]).err().unwrap();
     assert_eq!(err.code, ErrorCode::InvalidState);
     assert!(err.message.starts_with("artifacts.uri"), "{}", err.message);
 }

@@ -250,8 +250,13 @@ impl DatasourceRegistry {
             .get_or_try_init(|| async {
                 entry.breaker.before_call()?;
                 let made = if entry.config.isolation == Isolation::Process {
-                    connect_worker(&entry.config, &self.base_dir, self.worker_command.as_ref())
-                        .await
+                    connect_worker(
+                        &entry.config,
+                        &self.base_dir,
+                        self.adapter_options,
+                        self.worker_command.as_ref(),
+                    )
+                    .await
                 } else {
                     connect_configured(&entry.config, &self.base_dir, self.adapter_options).await
                 };
@@ -342,12 +347,14 @@ impl WorkerCommand {
 
 /// The adapter of an `isolation = "process"` datasource: a pool of worker processes
 /// (`nl2sql_worker::ProcessAdapter`) each serving the datasource over the worker
-/// protocol. The first one is started here, so a worker that cannot start or open its
-/// database fails the connection.
+/// protocol, with the datasource's limits and the registry's adapter `options`. The first
+/// one is started here, so a worker that cannot start or open its database fails the
+/// connection.
 #[cfg(feature = "sqlite")]
 async fn connect_worker(
     config: &DatasourceConfig,
     base_dir: &Path,
+    options: AdapterOptions,
     command: Option<&WorkerCommand>,
 ) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
     let unavailable = |m: String| ResultError::new(ResultErrorCode::ServiceUnavailable, m);
@@ -370,6 +377,7 @@ async fn connect_worker(
         id: config.id.clone(),
         url: effective_url(config, base_dir),
         limits: limits_of(config),
+        options,
     };
     let mut process = std::process::Command::new(&command.program);
     process.args(&command.args).args(args.to_args());
@@ -385,6 +393,7 @@ async fn connect_worker(
 async fn connect_worker(
     config: &DatasourceConfig,
     _base_dir: &Path,
+    _options: AdapterOptions,
     _command: Option<&WorkerCommand>,
 ) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
     Err(ResultError::new(

@@ -4,14 +4,15 @@
 use std::io;
 use std::sync::Arc;
 
-use nl2sql_adapter::{DatasourceAdapter, Limits, ResultError, ResultErrorCode};
+use nl2sql_adapter::{AdapterOptions, DatasourceAdapter, Limits, ResultError, ResultErrorCode};
 use nl2sql_state::Engine;
 
 use crate::serve::{Source, serve_source};
 
 /// The usage text of the worker's arguments.
 pub const USAGE: &str = "usage: nl2sql-worker --url <sqlite:///path | duckdb:///path> --id <datasource id> \
-[--engine sqlite|duckdb] [--row-limit N] [--statement-timeout-ms N] [--max-bytes N]";
+[--engine sqlite|duckdb] [--row-limit N] [--statement-timeout-ms N] [--max-bytes N] \
+[--schema-stats-timeout-ms N] [--schema-stats-sample-rows N]";
 
 /// The datasource a worker process serves, as given on its command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,12 +25,16 @@ pub struct WorkerArgs {
     pub url: String,
     /// The datasource's limits.
     pub limits: Limits,
+    /// The adapter's options (the snapshot's statistics budget and sample size; a file
+    /// has no connect timeout).
+    pub options: AdapterOptions,
 }
 
 impl WorkerArgs {
     /// Parses `--engine E --url U --id I [--row-limit N] [--statement-timeout-ms N]
-    /// [--max-bytes N]` (also `--key=value`). The engine defaults to the URL's; limits
-    /// default to the built-in defaults. Server engines are refused: workers are for the
+    /// [--max-bytes N] [--schema-stats-timeout-ms N] [--schema-stats-sample-rows N]` (also
+    /// `--key=value`). The engine defaults to the URL's; limits and options default to
+    /// the built-in defaults. Server engines are refused: workers are for the
     /// embedded engines.
     pub fn parse<I, S>(args: I) -> Result<WorkerArgs, String>
     where
@@ -40,6 +45,7 @@ impl WorkerArgs {
         let mut id = None;
         let mut url = None;
         let mut limits = Limits::default();
+        let mut options = AdapterOptions::default();
         let mut args = args.into_iter().map(Into::into);
         while let Some(arg) = args.next() {
             let (key, inline) = match arg.split_once('=') {
@@ -61,6 +67,12 @@ impl WorkerArgs {
                     limits.statement_timeout_ms = positive(&key, &value()?)?;
                 }
                 "--max-bytes" => limits.max_bytes = positive(&key, &value()?)?,
+                "--schema-stats-timeout-ms" => {
+                    options.schema_stats_timeout_ms = positive(&key, &value()?)?;
+                }
+                "--schema-stats-sample-rows" => {
+                    options.schema_stats_sample_rows = positive(&key, &value()?)?;
+                }
                 _ => return Err(format!("unexpected argument '{arg}'")),
             }
         }
@@ -81,6 +93,7 @@ impl WorkerArgs {
             id,
             url,
             limits,
+            options,
         })
     }
 
@@ -99,6 +112,10 @@ impl WorkerArgs {
             self.limits.statement_timeout_ms.to_string(),
             "--max-bytes".to_owned(),
             self.limits.max_bytes.to_string(),
+            "--schema-stats-timeout-ms".to_owned(),
+            self.options.schema_stats_timeout_ms.to_string(),
+            "--schema-stats-sample-rows".to_owned(),
+            self.options.schema_stats_sample_rows.to_string(),
         ]
     }
 }
@@ -123,14 +140,22 @@ fn positive(key: &str, value: &str) -> Result<u64, String> {
 pub fn open_adapter(args: &WorkerArgs) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
     match args.engine {
         Engine::Sqlite => {
-            let adapter =
-                nl2sql_adapter_sqlite::SqliteAdapter::from_url(&args.id, &args.url, args.limits)?;
+            let adapter = nl2sql_adapter_sqlite::SqliteAdapter::from_url_with_options(
+                &args.id,
+                &args.url,
+                args.limits,
+                args.options,
+            )?;
             Ok(Arc::new(adapter))
         }
         #[cfg(feature = "duckdb")]
         Engine::Duckdb => {
-            let adapter =
-                nl2sql_adapter_duckdb::DuckDbAdapter::from_url(&args.id, &args.url, args.limits)?;
+            let adapter = nl2sql_adapter_duckdb::DuckDbAdapter::from_url_with_options(
+                &args.id,
+                &args.url,
+                args.limits,
+                args.options,
+            )?;
             Ok(Arc::new(adapter))
         }
         engine => Err(ResultError::new(

@@ -818,6 +818,29 @@ fn a_process_isolated_datasource_answers_through_worker_processes() {
     let v = json(&out);
     assert_eq!(v["rows"], json!([[3]]), "{v}\n{}", stderr_of(&out));
 
+    // The adapter options reach the worker: indexed again with a one-row statistics
+    // sample, the 3 factories' ids show one distinct value, where they showed 3.
+    let factory_ids = |dir: &Path| -> Value {
+        let stored = files_with_extension(&dir.join("data"), "json")
+            .into_iter()
+            .find(|p| p.to_string_lossy().contains("schema_store"))
+            .unwrap();
+        let stored: Value =
+            serde_json::from_str(&std::fs::read_to_string(stored).unwrap()).unwrap();
+        stored["versions"][0]["snapshot"]["metadata"]["tables"]["main.factories"]["columns"]["id"]
+            ["statistics"]["distinct_count"]
+            .clone()
+    };
+    assert_eq!(factory_ids(&dir), json!(3));
+    let out = run_with(
+        &dir,
+        &["index", "--config", "isolated.toml"],
+        &["NL2SQL_WORKER_PROGRAM"],
+        &[("SCHEMA_STATS_SAMPLE_ROWS", "1")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(factory_ids(&dir), json!(1));
+
     let missing = dir.join("no-such-worker");
     let out = run_with(
         &dir,

@@ -1,6 +1,6 @@
 //! Unit tests of the worker's command line.
 
-use nl2sql_adapter::{Limits, ResultErrorCode};
+use nl2sql_adapter::{AdapterOptions, Limits, ResultErrorCode};
 use nl2sql_state::Engine;
 
 use super::*;
@@ -27,6 +27,7 @@ fn sqlite(url: &str, id: &str, limits: Limits) -> WorkerArgs {
         id: id.to_owned(),
         url: url.to_owned(),
         limits,
+        options: AdapterOptions::default(),
     }
 }
 
@@ -77,6 +78,26 @@ fn reads_engine_url_id_and_limits() {
             id: "d".to_owned(),
             url: "duckdb:///d/a.duckdb".to_owned(),
             limits: Limits::default(),
+            options: AdapterOptions::default(),
+        }),
+    );
+    check(
+        &[
+            "--url",
+            "sqlite:///d/a.db",
+            "--id",
+            "s",
+            "--schema-stats-timeout-ms",
+            "900",
+            "--schema-stats-sample-rows=50",
+        ],
+        Ok(WorkerArgs {
+            options: AdapterOptions {
+                schema_stats_timeout_ms: 900,
+                schema_stats_sample_rows: 50,
+                ..AdapterOptions::default()
+            },
+            ..sqlite("sqlite:///d/a.db", "s", Limits::default())
         }),
     );
 }

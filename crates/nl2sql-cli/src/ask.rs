@@ -257,8 +257,9 @@ pub(crate) fn open_engine_parts(
     let mut options = EngineOptions::default()
         .with_section(&source.engine)
         .with_env(env)?;
-    adjust(&mut options);
     let storage = Storage::of(&env, dir)?;
+    options.index_workers = storage.settings.index_workers;
+    adjust(&mut options);
     let opened = || -> nl2sql_state::Result<_> {
         let store = storage.open_store()?;
         let index = Arc::new(storage.open_index()?);

@@ -1,18 +1,14 @@
 //! `nl2sql demo`, `nl2sql index` and `nl2sql runs show`: create the demo datasets, snapshot
 //! and index datasources, and print a run's log.
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
 
 use anyhow::{Context as _, bail};
 use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use nl2sql_adapter::DatasourceAdapter;
-use nl2sql_index::SchemaIndex;
 use nl2sql_orchestrator::{
-    AskOptions, DatasourceDocs, Engine, IndexProgress, IndexReport, IndexStep, PlannerChoice,
-    read_run_log, write_replay_cassette,
+    AskOptions, IndexProgress, IndexStep, PlannerChoice, read_run_log, write_replay_cassette,
 };
 use nl2sql_state::UserContext;
 use serde_json::json;
@@ -80,18 +76,11 @@ pub(crate) fn index(args: &IndexArgs) -> anyhow::Result<u8> {
     let (source, _) = load_source(&args.source, &data_dir)?;
     let dir = engine_dir(&data_dir, &source);
     let planner = nl2sql_orchestrator::build_planner(&PlannerChoice::Offline, None)?;
-    let docs = source.docs.clone();
-    let (engine, index, storage) = open_engine_parts(source, planner, &dir, |_| {})?;
+    let (engine, _, _) = open_engine_parts(source, planner, &dir, |_| {})?;
     let total = engine.registry().ids().len();
     let rt = crate::source::runtime()?;
     let mut progress = IndexProgressView::new(total);
-    let report = rt.block_on(index_concurrently(
-        &engine,
-        index.as_ref(),
-        &docs,
-        storage.settings.index_workers,
-        &mut |p| progress.show(&p),
-    ));
+    let report = rt.block_on(engine.index_all_with_progress(&mut |p| progress.show(&p)));
     progress.finish();
     match args.format {
         Format::Json => {
@@ -123,101 +112,6 @@ pub(crate) fn index(args: &IndexArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(if report.failed.is_empty() { 0 } else { 3 })
-}
-
-/// Snapshots and indexes every datasource of `engine` into its store and `index`, in id
-/// order, with at most `workers` snapshots at once (`SANDBOX_INDEX_WORKERS`). Adapters
-/// are created first, one after the other; one that cannot be created is reported and
-/// the others go on. Positions in progress reports count all the datasources.
-async fn index_concurrently(
-    engine: &Engine,
-    index: &dyn SchemaIndex,
-    docs: &BTreeMap<String, DatasourceDocs>,
-    workers: usize,
-    progress: &mut dyn FnMut(IndexProgress),
-) -> IndexReport {
-    let registry = engine.registry();
-    let ids = registry.ids();
-    let total = ids.len();
-    let mut report = IndexReport::default();
-    let mut adapters: Vec<std::sync::Arc<dyn DatasourceAdapter>> = Vec::new();
-    // The position (among all datasources) of each adapter that could be created.
-    let mut positions = Vec::new();
-    let mut docs = docs.clone();
-    for (i, id) in ids.iter().enumerate() {
-        match registry.adapter(id).await {
-            Ok(adapter) => {
-                adapters.push(adapter);
-                positions.push(i + 1);
-            }
-            Err(e) => {
-                let err = e.to_pipeline_error("indexing");
-                progress(IndexProgress::Failed {
-                    datasource_id: (*id).to_owned(),
-                    position: i + 1,
-                    total,
-                    message: err.to_string(),
-                });
-                report.failed.push(((*id).to_owned(), err));
-            }
-        }
-        if let Some(description) = registry.config(id).ok().and_then(|c| c.description.clone()) {
-            docs.entry((*id).to_owned()).or_default().description = Some(description);
-        }
-    }
-    let refs: Vec<&dyn DatasourceAdapter> = adapters.iter().map(|a| &**a).collect();
-    let at = |position: usize| {
-        position
-            .checked_sub(1)
-            .and_then(|i| positions.get(i))
-            .copied()
-            .unwrap_or(position)
-    };
-    let mut relay = |p: IndexProgress| {
-        progress(match p {
-            IndexProgress::Step {
-                datasource_id,
-                position,
-                step,
-                ..
-            } => IndexProgress::Step {
-                datasource_id,
-                position: at(position),
-                total,
-                step,
-            },
-            IndexProgress::Done {
-                position, stats, ..
-            } => IndexProgress::Done {
-                position: at(position),
-                total,
-                stats,
-            },
-            IndexProgress::Failed {
-                datasource_id,
-                position,
-                message,
-                ..
-            } => IndexProgress::Failed {
-                datasource_id,
-                position: at(position),
-                total,
-                message,
-            },
-        });
-    };
-    let indexed = nl2sql_index::index_all_with_workers(
-        &refs,
-        engine.store(),
-        index,
-        &docs,
-        workers,
-        &mut relay,
-    )
-    .await;
-    report.indexed = indexed.indexed;
-    report.failed.extend(indexed.failed);
-    report
 }
 
 /// Arguments of `runs`.

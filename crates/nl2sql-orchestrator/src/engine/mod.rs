@@ -30,7 +30,7 @@ use nl2sql_adapter::{BreakerConfig, CircuitBreaker, DatasourceAdapter};
 use nl2sql_artifacts::{ArtifactStore, DEFAULT_PATH_TEMPLATE, LocalArtifactStore, PathTemplate};
 use nl2sql_index::{
     DatasourceDocs, IndexProgress, IndexReport, LexicalIndex, SchemaIndex, SchemaStore,
-    index_datasource, schema_version_of,
+    index_all_with_workers, schema_version_of,
 };
 use nl2sql_planner::{AnswerRequest, OfflinePlanner, Planner};
 use nl2sql_state::{
@@ -343,91 +343,99 @@ impl Engine {
         report
     }
 
+    /// Indexes `ids` (SANDBOX_INDEX_WORKERS at once, [`EngineOptions::index_workers`]).
+    /// Adapters are created first, one after the other; one that cannot be created is
+    /// reported and the others go on. Positions in progress reports count all of `ids`;
+    /// the report lists the indexed datasources in the order of `ids`, then the failed
+    /// ones (those that could not connect first).
     async fn index_these(
         &self,
         ids: &[String],
         progress: &mut dyn FnMut(IndexProgress),
     ) -> IndexReport {
-        let mut report = IndexReport::default();
+        let registry = &self.shared.registry;
         let total = ids.len();
+        let mut report = IndexReport::default();
+        let mut adapters: Vec<Arc<dyn DatasourceAdapter>> = Vec::new();
+        // The position (among `ids`) of each adapter that could be created.
+        let mut positions = Vec::new();
+        let mut docs = BTreeMap::new();
         for (i, id) in ids.iter().enumerate() {
-            let id = id.as_str();
-            let position = i + 1;
-            let adapter: Arc<dyn DatasourceAdapter> = match self.shared.registry.adapter(id).await {
-                Ok(a) => a,
+            match registry.adapter(id).await {
+                Ok(adapter) => {
+                    adapters.push(adapter);
+                    positions.push(i + 1);
+                }
                 Err(e) => {
                     let err = e.to_pipeline_error("indexing");
                     progress(IndexProgress::Failed {
-                        datasource_id: id.to_owned(),
-                        position,
+                        datasource_id: id.clone(),
+                        position: i + 1,
                         total,
                         message: err.to_string(),
                     });
-                    report.failed.push((id.to_owned(), err));
+                    report.failed.push((id.clone(), err));
                     continue;
                 }
-            };
-            let mut docs = self.shared.docs.get(id).cloned().unwrap_or_default();
-            if let Some(d) = self
-                .shared
-                .registry
-                .config(id)
-                .ok()
-                .and_then(|c| c.description.clone())
-            {
-                docs.description = Some(d);
             }
-            // Positions count this call's datasources, not one adapter's.
-            let mut relay = |p: IndexProgress| {
-                progress(match p {
-                    IndexProgress::Step {
-                        datasource_id,
-                        step,
-                        ..
-                    } => IndexProgress::Step {
-                        datasource_id,
-                        position,
-                        total,
-                        step,
-                    },
-                    IndexProgress::Done { stats, .. } => IndexProgress::Done {
-                        position,
-                        total,
-                        stats,
-                    },
-                    IndexProgress::Failed {
-                        datasource_id,
-                        message,
-                        ..
-                    } => IndexProgress::Failed {
-                        datasource_id,
-                        position,
-                        total,
-                        message,
-                    },
-                });
-            };
-            let outcome = index_datasource(
-                adapter.as_ref(),
-                &self.shared.store,
-                self.shared.index.as_ref(),
-                &docs,
-                &mut relay,
-            )
-            .await;
-            match outcome {
-                Ok(stats) => report.indexed.push(stats),
-                Err(e) => {
-                    progress(IndexProgress::Failed {
-                        datasource_id: id.to_owned(),
-                        position,
-                        total,
-                        message: e.to_string(),
-                    });
-                    report.failed.push((id.to_owned(), e));
-                }
+            let mut ds_docs = self.shared.docs.get(id).cloned().unwrap_or_default();
+            if let Some(d) = registry.config(id).ok().and_then(|c| c.description.clone()) {
+                ds_docs.description = Some(d);
             }
+            docs.insert(id.clone(), ds_docs);
         }
+        let refs: Vec<&dyn DatasourceAdapter> = adapters.iter().map(|a| &**a).collect();
+        let at = |position: usize| {
+            position
+                .checked_sub(1)
+                .and_then(|i| positions.get(i))
+                .copied()
+                .unwrap_or(position)
+        };
+        let mut relay = |p: IndexProgress| {
+            progress(match p {
+                IndexProgress::Step {
+                    datasource_id,
+                    position,
+                    step,
+                    ..
+                } => IndexProgress::Step {
+                    datasource_id,
+                    position: at(position),
+                    total,
+                    step,
+                },
+                IndexProgress::Done {
+                    position, stats, ..
+                } => IndexProgress::Done {
+                    position: at(position),
+                    total,
+                    stats,
+                },
+                IndexProgress::Failed {
+                    datasource_id,
+                    position,
+                    message,
+                    ..
+                } => IndexProgress::Failed {
+                    datasource_id,
+                    position: at(position),
+                    total,
+                    message,
+                },
+            });
+        };
+        let indexed = index_all_with_workers(
+            &refs,
+            &self.shared.store,
+            self.shared.index.as_ref(),
+            &docs,
+            self.shared.options.index_workers,
+            &mut relay,
+        )
+        .await;
+        report.indexed = indexed.indexed;
+        report.failed.extend(indexed.failed);
         report
     }
 

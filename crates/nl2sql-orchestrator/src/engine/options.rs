@@ -51,6 +51,11 @@ pub struct EngineOptions {
     /// `AUDIT_LOG_PATH`: the audit log file (default: `logs/audit_events.log` under the
     /// engine's data dir; none for an engine without one).
     pub audit_log: Option<PathBuf>,
+    /// `SANDBOX_INDEX_WORKERS`: datasources snapshotted and indexed at once by
+    /// [`crate::Engine::index_all`] and [`crate::Engine::index_stale`] (default 2; at
+    /// least 1). Parsed by `nl2sql_index::IndexSettings::with_env`, not by
+    /// [`EngineOptions::with_env`].
+    pub index_workers: usize,
 }
 
 impl Default for EngineOptions {
@@ -74,6 +79,7 @@ impl Default for EngineOptions {
             schema_version_mismatch: MismatchPolicy::Warn,
             default_tenant: DEFAULT_TENANT.to_owned(),
             audit_log: None,
+            index_workers: nl2sql_index::DEFAULT_INDEX_WORKERS,
         }
     }
 }

@@ -2,9 +2,20 @@
 
 /// `impl DatasourceAdapter for $ty` with the given `execute` (and any other items) and
 /// every other method forwarded to `self.inner`: for test adapters that wrap a real one
-/// and change only how statements execute.
+/// and change only how statements execute. With `own schema_snapshot`, the items also
+/// give `schema_snapshot`.
 macro_rules! wrapping_adapter {
     ($ty:ty { $($items:tt)* }) => {
+        wrapping_adapter!($ty, own schema_snapshot {
+            $($items)*
+            async fn schema_snapshot(
+                &self,
+            ) -> Result<nl2sql_state::SchemaSnapshot, nl2sql_adapter::ResultError> {
+                self.inner.schema_snapshot().await
+            }
+        });
+    };
+    ($ty:ty, own schema_snapshot { $($items:tt)* }) => {
         #[async_trait::async_trait]
         impl nl2sql_adapter::DatasourceAdapter for $ty {
             $($items)*
@@ -25,11 +36,6 @@ macro_rules! wrapping_adapter {
             }
             async fn test_connection(&self) -> Result<(), nl2sql_adapter::ResultError> {
                 self.inner.test_connection().await
-            }
-            async fn schema_snapshot(
-                &self,
-            ) -> Result<nl2sql_state::SchemaSnapshot, nl2sql_adapter::ResultError> {
-                self.inner.schema_snapshot().await
             }
             async fn schema_contract(
                 &self,
@@ -72,3 +78,4 @@ mod observability;
 mod pipeline;
 mod pool;
 mod schema;
+mod timeout;

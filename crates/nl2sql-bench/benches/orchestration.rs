@@ -11,8 +11,8 @@
 //!
 //! - `orchestration/single_scan`: "How many factories do we have?" (one scan) with the
 //!   engine `nl2sql ask` builds: `Engine::open` over a temporary data directory (on-disk
-//!   schema store and lexical index, a run log per question, local parquet artifacts,
-//!   written with fsync). One iteration is one `ask`, and the time reported is its wall
+//!   schema store and lexical index, a run log per question, local parquet artifacts
+//!   written atomically, without fsync: the default durability). One iteration is one `ask`, and the time reported is its wall
 //!   time minus the planner time and the database time: the orchestration overhead
 //!   (resolution, decomposition validation, DAG, schema retrieval, logical and SQL-guard
 //!   validation, SQL generation, the run log, the parquet artifact, aggregation and the

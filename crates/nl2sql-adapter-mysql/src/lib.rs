@@ -33,8 +33,9 @@ use async_trait::async_trait;
 use mysql_async::prelude::Queryable as _;
 use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
 use nl2sql_adapter::{
-    AdapterOptions, Capability, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult,
-    Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode, ResultFrame, json_plan,
+    AdapterOptions, Attempt, Capability, CapabilitySet, CostEstimate, DatasourceAdapter,
+    DryRunResult, Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
+    ResultFrame, json_plan, retry_once_when_lost,
 };
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 
@@ -215,26 +216,21 @@ impl MySqlAdapter {
     /// it, runs it once more on a new connection.
     async fn in_read_only_tx(&self, limits: Limits, op: Op) -> Result<Out, ResultError> {
         let conn = self.conn().await?;
-        let lost = match self.attempt(conn, limits, op.clone()).await {
-            Attempt::Done(out) => return out,
-            Attempt::Lost(e) => e,
-        };
-        // Nothing was returned yet: the statement runs once more.
-        self.retries.fetch_add(1, Ordering::Relaxed);
-        tracing::info!(
-            datasource = %self.id,
-            error = ?lost.detail,
-            "the MySQL connection dropped under a statement; running it once more"
-        );
-        let conn = self.fresh_conn().await?;
-        match self.attempt(conn, limits, op).await {
-            Attempt::Done(out) => out,
-            Attempt::Lost(e) => Err(e),
-        }
+        retry_once_when_lost(
+            "MySQL",
+            &self.id,
+            &self.retries,
+            self.attempt(conn, limits, op.clone()),
+            || async {
+                let conn = self.fresh_conn().await?;
+                Ok(self.attempt(conn, limits, op).await)
+            },
+        )
+        .await
     }
 
     /// One run of `op` on `conn`.
-    async fn attempt(&self, conn: Conn, limits: Limits, op: Op) -> Attempt {
+    async fn attempt(&self, conn: Conn, limits: Limits, op: Op) -> Attempt<Out> {
         let conn_id = conn.id();
         let mut guard = KillOnDrop {
             conn: Some(conn),
@@ -286,14 +282,6 @@ impl MySqlAdapter {
             _ => Err(unexpected()),
         }
     }
-}
-
-/// The outcome of one attempt at an [`Op`].
-enum Attempt {
-    /// The result to return.
-    Done(Result<Out, ResultError>),
-    /// The connection dropped before the op returned anything: worth one retry.
-    Lost(ResultError),
 }
 
 /// Kills the running statement of a connection when dropped while armed (the future of

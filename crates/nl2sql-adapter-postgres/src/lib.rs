@@ -34,8 +34,9 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use nl2sql_adapter::{
-    AdapterOptions, Capability, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult,
-    Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode, ResultFrame, json_plan,
+    AdapterOptions, Attempt, Capability, CapabilitySet, CostEstimate, DatasourceAdapter,
+    DryRunResult, Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
+    ResultFrame, json_plan, retry_once_when_lost,
 };
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -265,27 +266,22 @@ impl PostgresAdapter {
                 "no PostgreSQL connection",
             ));
         };
-        let lost = match self.attempt(client, timeout_ms, op.clone()).await {
-            Attempt::Done(out) => return out,
-            Attempt::Lost(e) => e,
-        };
-        // Nothing was returned yet: the statement runs once more, on a new connection
-        // (the idle ones may have dropped too).
-        self.retries.fetch_add(1, Ordering::Relaxed);
-        tracing::info!(
-            datasource = %self.id,
-            error = ?lost.detail,
-            "the PostgreSQL connection dropped under a statement; running it once more"
-        );
-        let client = self.connect().await?;
-        match self.attempt(client, timeout_ms, op).await {
-            Attempt::Done(out) => out,
-            Attempt::Lost(e) => Err(e),
-        }
+        // A second attempt runs on a new connection (the idle ones may have dropped too).
+        retry_once_when_lost(
+            "PostgreSQL",
+            &self.id,
+            &self.retries,
+            self.attempt(client, timeout_ms, op.clone()),
+            || async {
+                let client = self.connect().await?;
+                Ok(self.attempt(client, timeout_ms, op).await)
+            },
+        )
+        .await
     }
 
     /// One run of `op` on `client`, which goes back to the pool only when it is healthy.
-    async fn attempt(&self, mut client: Client, timeout_ms: u64, op: Op) -> Attempt {
+    async fn attempt(&self, mut client: Client, timeout_ms: u64, op: Op) -> Attempt<Out> {
         let mut guard = CancelOnDrop {
             token: Some(client.cancel_token()),
             connect_timeout: self.connect_timeout,
@@ -321,14 +317,6 @@ impl PostgresAdapter {
             }
         }
     }
-}
-
-/// The outcome of one attempt at an [`Op`].
-enum Attempt {
-    /// The result to return.
-    Done(Result<Out, ResultError>),
-    /// The connection dropped before the op returned anything: worth one retry.
-    Lost(ResultError),
 }
 
 /// Sends a cancel request for the connection's running statement when dropped while

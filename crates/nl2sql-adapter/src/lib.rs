@@ -19,6 +19,7 @@ pub mod fixture;
 pub mod introspect;
 pub mod json_plan;
 mod physical;
+mod retry;
 mod spi;
 mod types;
 
@@ -31,6 +32,7 @@ pub use dataset::{
     DatasetColumn, DatasetForeignKey, DatasetSpec, DatasetTable, DatasetType, DatasetValue,
 };
 pub use physical::{PhysicalReport, PhysicalSettings, validate_physical};
+pub use retry::{Attempt, retry_once_when_lost};
 pub use spi::{DatasourceAdapter, shape_check};
 pub use types::{
     AdapterOptions, AdapterRequest, Capability, CapabilitySet, CostEstimate,

@@ -37,7 +37,13 @@ const MAY_USE: &[(&str, MayUse)] = &[
     ("planner", MayUse::Only(&["state", "plan"])),
     (
         "worker",
-        MayUse::Only(&["state", "adapter", "adapter-sqlite", "adapter-duckdb"]),
+        MayUse::Only(&[
+            "state",
+            "validate",
+            "adapter",
+            "adapter-sqlite",
+            "adapter-duckdb",
+        ]),
     ),
     ("orchestrator", MayUse::Any),
     (

@@ -54,7 +54,43 @@ pub(crate) fn check(root: &Path) -> Vec<String> {
     }));
     problems.extend(check_fixture_sizes(root));
     problems.extend(check_error_code_docs(root));
+    problems.extend(check_unguarded_calls(root));
     problems
+}
+
+/// The guard's bypass (`GuardedSql::unguarded_for_sandbox_tests`) is only for tests: a
+/// call is allowed in a crate's `tests/` folder, a `tests.rs` or `tests/` module, and in
+/// the adapter conformance suite (itself compiled only for tests), nowhere else.
+/// Built with `concat!` so that this file does not name it verbatim.
+fn check_unguarded_calls(root: &Path) -> Vec<String> {
+    const BYPASS: &str = concat!("unguarded_for_", "sandbox_tests");
+    rust_files(&root.join("crates"))
+        .into_iter()
+        .filter(|path| !is_test_only_file(root, path))
+        .filter_map(|path| {
+            let text = fs::read_to_string(&path).ok()?;
+            let calls = text
+                .lines()
+                .filter(|l| l.contains(BYPASS) && !l.contains("pub fn"))
+                .count();
+            (calls > 0).then(|| {
+                format!(
+                    "{}: calls the guard bypass `{BYPASS}` outside tests; run statements through the guard",
+                    rel(root, &path)
+                )
+            })
+        })
+        .collect()
+}
+
+/// Files that only tests compile: under a `tests` folder, named `tests.rs`, or the
+/// adapter conformance suite.
+pub(crate) fn is_test_only_file(root: &Path, path: &Path) -> bool {
+    let rel = rel(root, path);
+    rel.split('/').any(|part| part == "tests")
+        || rel.ends_with("/tests.rs")
+        || rel == "crates/nl2sql-adapter/src/conformance.rs"
+        || rel == "crates/nl2sql-adapter/src/differential.rs"
 }
 
 /// Every `.rs` file under `crates/` starts with a `//!` doc comment.

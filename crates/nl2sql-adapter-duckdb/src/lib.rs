@@ -6,6 +6,8 @@
 //! - `enable_external_access = false`: no file reads or writes (`read_csv`, `COPY`,
 //!   `EXPORT`), no `ATTACH`, no network, no `INSTALL`/`LOAD` of extensions;
 //!   extension autoloading and autoinstalling are off;
+//! - `memory_limit` 1 GiB, 2 threads, at most 1 GiB of temporary files: a statement
+//!   that needs more fails with an out-of-memory error instead of growing the process;
 //! - `lock_configuration = true`: no statement can change a setting afterwards;
 //! - every statement runs on a fresh connection, dropped afterwards, so temporary
 //!   objects, variables and prepared statements never outlive it.
@@ -30,9 +32,10 @@ use duckdb::{AccessMode, Config, Connection};
 use nl2sql_adapter::{
     AdapterOptions, Capability, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult,
     ExecutionStats, Limits, QueryPlan, ResultError, ResultErrorCode, ResultFrame, TruncatedReason,
-    json_plan,
+    dialect_mismatch, json_plan,
 };
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
+use nl2sql_validate::GuardedSql;
 
 pub use write::write_database;
 
@@ -69,6 +72,18 @@ fn crash(message: &str, detail: String) -> ResultError {
     e
 }
 
+/// The memory one database may use (`memory_limit`; DuckDB's default is 80% of the
+/// machine's memory): 1 GiB. A statement that needs more fails with an out-of-memory
+/// error instead of growing the process.
+pub const ENGINE_MEMORY_LIMIT: &str = "1GiB";
+
+/// The temporary files one database may write when a statement spills
+/// (`max_temp_directory_size`).
+pub const ENGINE_TEMP_LIMIT: &str = "1GiB";
+
+/// Threads per database (DuckDB's default is one per core).
+const ENGINE_THREADS: i64 = 2;
+
 /// The sandbox configuration every database is opened with.
 fn sandbox_config() -> duckdb::Result<Config> {
     Config::default()
@@ -77,6 +92,10 @@ fn sandbox_config() -> duckdb::Result<Config> {
         .enable_autoload_extension(false)?
         .with("autoinstall_known_extensions", "false")?
         .with("allow_community_extensions", "false")?
+        .max_memory(ENGINE_MEMORY_LIMIT)?
+        .threads(ENGINE_THREADS)?
+        // What spills to disk beyond the memory limit is bounded too.
+        .with("max_temp_directory_size", ENGINE_TEMP_LIMIT)?
         .with("lock_configuration", "true")
 }
 
@@ -205,7 +224,11 @@ impl DuckDbAdapter {
         }
     }
 
-    async fn plan_of(&self, sql: &str) -> Result<serde_json::Value, ResultError> {
+    async fn plan_of(&self, sql: &GuardedSql) -> Result<serde_json::Value, ResultError> {
+        if let Some(e) = dialect_mismatch(self.dialect(), sql) {
+            return Err(e);
+        }
+        let sql = sql.as_str();
         let sql = sql.to_owned();
         self.on_connection(self.limits.statement_timeout_ms, move |c| {
             explain_json(c, &sql)
@@ -542,8 +565,12 @@ impl DatasourceAdapter for DuckDbAdapter {
         .map_err(|e| e.at("schema_contract", &self.id))
     }
 
-    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {
+    async fn run_sql(&self, sql: &GuardedSql, limits: Limits) -> ResultFrame {
         let started = Instant::now();
+        if let Some(e) = dialect_mismatch(self.dialect(), sql) {
+            return ResultFrame::failed(e.at("execute", &self.id), 0.0);
+        }
+        let sql = sql.as_str();
         let id = self.id.clone();
         let sql = sql.to_owned();
         let out = self
@@ -560,15 +587,15 @@ impl DatasourceAdapter for DuckDbAdapter {
         }
     }
 
-    async fn dry_run(&self, sql: &str) -> DryRunResult {
+    async fn dry_run(&self, sql: &GuardedSql) -> DryRunResult {
         json_plan::dry_run_of(&self.id, self.plan_of(sql).await)
     }
 
-    async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError> {
+    async fn cost_estimate(&self, sql: &GuardedSql) -> Result<CostEstimate, ResultError> {
         json_plan::cost_of(&self.id, self.plan_of(sql).await, estimates)
     }
 
-    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
+    async fn explain(&self, sql: &GuardedSql) -> Result<QueryPlan, ResultError> {
         json_plan::explain_of(&self.id, self.plan_of(sql).await)
     }
 

@@ -35,9 +35,10 @@ use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
 use nl2sql_adapter::{
     AdapterOptions, Attempt, Capability, CapabilitySet, CostEstimate, DatasourceAdapter,
     DryRunResult, Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
-    ResultFrame, json_plan, retry_once_when_lost,
+    ResultFrame, dialect_mismatch, json_plan, retry_once_when_lost,
 };
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
+use nl2sql_validate::GuardedSql;
 
 /// At most this many connections are open at once.
 const MAX_CONNECTIONS: usize = 8;
@@ -75,6 +76,17 @@ fn unavailable(message: &str, detail: String) -> ResultError {
     e.detail = Some(detail);
     e
 }
+
+/// The `sql_mode` every statement runs under (see [`MySqlAdapter::caps`]).
+pub const ENGINE_SQL_MODE: &str =
+    "PIPES_AS_CONCAT,STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION";
+
+/// The in-memory temporary table size of one statement (`tmp_table_size`,
+/// `max_heap_table_size`): 16 MiB; larger ones go to disk.
+const ENGINE_TMP_TABLE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The longest `GROUP_CONCAT` result: 1 MiB.
+const ENGINE_GROUP_CONCAT_BYTES: u64 = 1024 * 1024;
 
 /// The capabilities every [`MySqlAdapter`] advertises, known without opening a database
 /// (for listings such as `nl2sql list-adapters`).
@@ -195,20 +207,27 @@ impl MySqlAdapter {
         connect_within(self.connect_timeout, Conn::new(self.opts.clone())).await
     }
 
-    /// The session settings that cap one statement.
+    /// The session settings that pin the guard's reading of a statement and cap it, set
+    /// before each one. `sql_mode` is replaced whole: without `ANSI_QUOTES` ("x" is a
+    /// string) and `NO_BACKSLASH_ESCAPES` (`\'` escapes), with `PIPES_AS_CONCAT` (`||`
+    /// concatenates): the reading of sqlparser's MySQL dialect, which the guard parses
+    /// with. A server that refuses a setting fails the statement; it never runs under
+    /// another reading.
     fn caps(&self, limits: Limits) -> String {
         let select_limit = limits.row_limit.saturating_add(1);
-        if self.mariadb {
+        let time = if self.mariadb {
             format!(
-                "SET SESSION sql_select_limit = {select_limit}, max_statement_time = {:.3}",
+                "max_statement_time = {:.3}",
                 limits.statement_timeout_ms as f64 / 1000.0
             )
         } else {
-            format!(
-                "SET SESSION sql_select_limit = {select_limit}, max_execution_time = {}",
-                limits.statement_timeout_ms
-            )
-        }
+            format!("max_execution_time = {}", limits.statement_timeout_ms)
+        };
+        format!(
+            "SET SESSION sql_mode = '{ENGINE_SQL_MODE}', sql_select_limit = {select_limit}, {time}, \
+             tmp_table_size = {ENGINE_TMP_TABLE_BYTES}, max_heap_table_size = {ENGINE_TMP_TABLE_BYTES}, \
+             group_concat_max_len = {ENGINE_GROUP_CONCAT_BYTES}"
+        )
     }
 
     /// Runs `op` in a read-only transaction under `limits`; kills the query on the server
@@ -273,7 +292,11 @@ impl MySqlAdapter {
         }
     }
 
-    async fn plan_of(&self, sql: &str) -> Result<serde_json::Value, ResultError> {
+    async fn plan_of(&self, sql: &GuardedSql) -> Result<serde_json::Value, ResultError> {
+        if let Some(e) = dialect_mismatch(self.dialect(), sql) {
+            return Err(e);
+        }
+        let sql = sql.as_str();
         match self
             .in_read_only_tx(self.limits, Op::Explain(sql.to_owned()))
             .await?
@@ -671,8 +694,12 @@ impl DatasourceAdapter for MySqlAdapter {
         }
     }
 
-    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {
+    async fn run_sql(&self, sql: &GuardedSql, limits: Limits) -> ResultFrame {
         let started = Instant::now();
+        if let Some(e) = dialect_mismatch(self.dialect(), sql) {
+            return ResultFrame::failed(e.at("execute", &self.id), 0.0);
+        }
+        let sql = sql.as_str();
         let op = Op::Execute {
             sql: sql.to_owned(),
             limits,
@@ -692,15 +719,15 @@ impl DatasourceAdapter for MySqlAdapter {
         }
     }
 
-    async fn dry_run(&self, sql: &str) -> DryRunResult {
+    async fn dry_run(&self, sql: &GuardedSql) -> DryRunResult {
         json_plan::dry_run_of(&self.id, self.plan_of(sql).await)
     }
 
-    async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError> {
+    async fn cost_estimate(&self, sql: &GuardedSql) -> Result<CostEstimate, ResultError> {
         json_plan::cost_of(&self.id, self.plan_of(sql).await, estimates)
     }
 
-    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
+    async fn explain(&self, sql: &GuardedSql) -> Result<QueryPlan, ResultError> {
         json_plan::explain_of(&self.id, self.plan_of(sql).await)
     }
 

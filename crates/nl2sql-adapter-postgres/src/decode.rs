@@ -37,6 +37,13 @@ fn is_text_like(ty: &Type) -> bool {
         .contains(ty)
 }
 
+/// Whether values of `ty` can be of any size (text, JSON, XML, bytea): the types whose
+/// size the adapter checks on the server before a value is sent.
+pub(crate) fn is_variable_length(ty: &Type) -> bool {
+    let ty = base(ty);
+    is_text_like(ty) || *ty == Type::JSONB || *ty == Type::BYTEA
+}
+
 /// The Arrow kind of a result column, or an error naming the column when the type
 /// cannot be read.
 pub(crate) fn kind_of(column: &str, ty: &Type) -> Result<ColumnKind, ResultError> {

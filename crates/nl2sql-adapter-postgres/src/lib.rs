@@ -36,9 +36,10 @@ use async_trait::async_trait;
 use nl2sql_adapter::{
     AdapterOptions, Attempt, Capability, CapabilitySet, CostEstimate, DatasourceAdapter,
     DryRunResult, Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
-    ResultFrame, json_plan, retry_once_when_lost,
+    ResultFrame, dialect_mismatch, json_plan, retry_once_when_lost,
 };
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
+use nl2sql_validate::GuardedSql;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{CancelToken, Client, NoTls};
@@ -230,7 +231,11 @@ impl PostgresAdapter {
         })
     }
 
-    async fn plan_of(&self, sql: &str) -> Result<serde_json::Value, ResultError> {
+    async fn plan_of(&self, sql: &GuardedSql) -> Result<serde_json::Value, ResultError> {
+        if let Some(e) = dialect_mismatch(self.dialect(), sql) {
+            return Err(e);
+        }
+        let sql = sql.as_str();
         match self
             .in_read_only_tx(
                 self.limits.statement_timeout_ms,
@@ -287,8 +292,11 @@ impl PostgresAdapter {
             connect_timeout: self.connect_timeout,
         };
         let limit = Duration::from_millis(timeout_ms).saturating_add(CANCEL_GRACE);
-        let outcome =
-            tokio::time::timeout(limit, run_tx(&mut client, &self.id, timeout_ms, op)).await;
+        let outcome = tokio::time::timeout(
+            limit,
+            run_tx(&mut client, &self.id, timeout_ms, self.privileged, op),
+        )
+        .await;
         let token = guard.token.take();
         match outcome {
             Ok(Ran { out: Ok(v), lost }) => {
@@ -377,8 +385,8 @@ struct Ran {
 /// Runs `op` in a read-only transaction, then releases session advisory locks. A
 /// connection that cannot run that last statement is gone (`lost`); the op's own
 /// outcome stands (its rows were read whole).
-async fn run_tx(client: &mut Client, id: &str, timeout_ms: u64, op: Op) -> Ran {
-    let out = in_tx(client, id, timeout_ms, op).await;
+async fn run_tx(client: &mut Client, id: &str, timeout_ms: u64, privileged: bool, op: Op) -> Ran {
+    let out = in_tx(client, id, timeout_ms, privileged, op).await;
     // Session-level advisory locks survive a rollback: release them.
     match client
         .batch_execute("SELECT pg_advisory_unlock_all()")
@@ -391,6 +399,33 @@ async fn run_tx(client: &mut Client, id: &str, timeout_ms: u64, op: Op) -> Ran {
             lost: false,
         },
     }
+}
+
+/// The memory one sort or hash may use before it spills to a temporary file
+/// (`work_mem`).
+pub const ENGINE_WORK_MEM: &str = "16MB";
+
+/// The temporary files one statement may write (`temp_file_limit`; only a superuser may
+/// set it, and a superuser connection is the only kind that could otherwise lift it).
+pub const ENGINE_TEMP_FILE_LIMIT: &str = "1GB";
+
+/// What every statement's transaction sets first: its timeouts, the string syntax the
+/// guard assumes (`standard_conforming_strings = on`: a backslash in '…' is a plain
+/// character, as sqlparser's PostgreSQL dialect reads it), and the memory it may use.
+/// `SET LOCAL` ends with the transaction; a setting the server refuses fails the
+/// statement (closed), never runs it under another reading.
+fn session_pins(timeout_ms: u64, privileged: bool) -> String {
+    let mut sql = format!(
+        "SET LOCAL statement_timeout = {timeout_ms}; SET LOCAL lock_timeout = {timeout_ms}; \
+         SET LOCAL standard_conforming_strings = on; SET LOCAL backslash_quote = off; \
+         SET LOCAL work_mem = '{ENGINE_WORK_MEM}'"
+    );
+    if privileged {
+        sql.push_str(&format!(
+            "; SET LOCAL temp_file_limit = '{ENGINE_TEMP_FILE_LIMIT}'"
+        ));
+    }
+    sql
 }
 
 /// Whether `e` says the connection itself is gone (closed, reset, terminated by the
@@ -407,18 +442,22 @@ fn connection_lost(e: &tokio_postgres::Error) -> bool {
         || code.code().starts_with("08")
 }
 
-async fn in_tx(client: &mut Client, id: &str, timeout_ms: u64, op: Op) -> Result<Out, ResultError> {
+async fn in_tx(
+    client: &mut Client,
+    id: &str,
+    timeout_ms: u64,
+    privileged: bool,
+    op: Op,
+) -> Result<Out, ResultError> {
     let tx = client
         .build_transaction()
         .read_only(true)
         .start()
         .await
         .map_err(|e| map_err(&e))?;
-    tx.batch_execute(&format!(
-        "SET LOCAL statement_timeout = {timeout_ms}; SET LOCAL lock_timeout = {timeout_ms}"
-    ))
-    .await
-    .map_err(|e| map_err(&e))?;
+    tx.batch_execute(&session_pins(timeout_ms, privileged))
+        .await
+        .map_err(|e| map_err(&e))?;
     // Dropping the transaction at the end sends ROLLBACK (pipelined before the next
     // message).
     match op {
@@ -554,6 +593,14 @@ async fn execute_in(
         .iter()
         .map(|c| decode::kind_of(c.name(), c.type_()))
         .collect::<Result<Vec<_>, _>>()?;
+    // A value larger than the byte limit is never sent: the server checks each value of
+    // a variable-length column and sends NULL and a flag instead.
+    let checked = size_checked(sql, &stmt, limits.max_bytes);
+    let stmt = match &checked {
+        Some(wrapped) => tx.prepare(wrapped).await.map_err(|e| map_err(&e))?,
+        None => stmt,
+    };
+    let flag = checked.is_some().then_some(names.len());
     let portal = tx.bind(&stmt, &[]).await.map_err(|e| map_err(&e))?;
     let mut builder = ResultBuilder::new(names, kinds, limits);
     // One row past the limit tells whether the result was cut.
@@ -566,7 +613,13 @@ async fn execute_in(
             .map_err(|e| map_err(&e))?;
         let n = rows.len();
         for row in rows {
-            let cells = (0..row.len())
+            if let Some(flag) = flag
+                && row.try_get::<_, bool>(flag).unwrap_or(true)
+            {
+                builder.stop_at_max_bytes();
+                break 'fetch;
+            }
+            let cells = (0..flag.unwrap_or(row.len()))
                 .map(|i| {
                     row.try_get::<_, decode::Value>(i)
                         .map(|v| v.0)
@@ -584,6 +637,46 @@ async fn execute_in(
         }
     }
     Ok(builder.finish(id, started.elapsed().as_secs_f64() * 1000.0))
+}
+
+/// `sql` wrapped so that the server replaces each value of a variable-length column
+/// larger than `max_bytes` by NULL and says so in one more boolean column (last), or
+/// `None` when no column can hold such a value. The statement itself is the guard's
+/// rendering, unchanged, inside `FROM (…)`.
+fn size_checked(sql: &str, stmt: &tokio_postgres::Statement, max_bytes: u64) -> Option<String> {
+    let columns = stmt.columns();
+    if !columns
+        .iter()
+        .any(|c| decode::is_variable_length(c.type_()))
+    {
+        return None;
+    }
+    let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
+    let mut select = Vec::with_capacity(columns.len() + 1);
+    let mut over = Vec::new();
+    for (i, c) in columns.iter().enumerate() {
+        let inner = format!("q.c{i}");
+        if decode::is_variable_length(c.type_()) {
+            select.push(format!(
+                "CASE WHEN pg_column_size({inner}) <= {max_bytes} THEN {inner} END AS {}",
+                quote(c.name())
+            ));
+            over.push(format!(
+                "COALESCE(pg_column_size({inner}) > {max_bytes}, false)"
+            ));
+        } else {
+            select.push(format!("{inner} AS {}", quote(c.name())));
+        }
+    }
+    select.push(format!("({}) AS nl2sql_oversized", over.join(" OR ")));
+    let aliases: Vec<String> = (0..columns.len()).map(|i| format!("c{i}")).collect();
+    // `OFFSET 0` keeps PostgreSQL from pulling the statement up into the wrapper, where
+    // each reference to a column would compute its value again.
+    Some(format!(
+        "SELECT {} FROM (SELECT * FROM ({sql}) AS q0 OFFSET 0) AS q({})",
+        select.join(", "),
+        aliases.join(", ")
+    ))
 }
 
 async fn explain_json(
@@ -699,8 +792,12 @@ impl DatasourceAdapter for PostgresAdapter {
         }
     }
 
-    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {
+    async fn run_sql(&self, sql: &GuardedSql, limits: Limits) -> ResultFrame {
         let started = Instant::now();
+        if let Some(e) = dialect_mismatch(self.dialect(), sql) {
+            return ResultFrame::failed(e.at("execute", &self.id), 0.0);
+        }
+        let sql = sql.as_str();
         let op = Op::Execute {
             sql: sql.to_owned(),
             limits,
@@ -721,15 +818,15 @@ impl DatasourceAdapter for PostgresAdapter {
         }
     }
 
-    async fn dry_run(&self, sql: &str) -> DryRunResult {
+    async fn dry_run(&self, sql: &GuardedSql) -> DryRunResult {
         json_plan::dry_run_of(&self.id, self.plan_of(sql).await)
     }
 
-    async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError> {
+    async fn cost_estimate(&self, sql: &GuardedSql) -> Result<CostEstimate, ResultError> {
         json_plan::cost_of(&self.id, self.plan_of(sql).await, estimates)
     }
 
-    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
+    async fn explain(&self, sql: &GuardedSql) -> Result<QueryPlan, ResultError> {
         json_plan::explain_of(&self.id, self.plan_of(sql).await)
     }
 

@@ -28,10 +28,12 @@ use async_trait::async_trait;
 use nl2sql_adapter::{
     AdapterOptions, Capability, CapabilitySet, Cell, ColumnKind, CostEstimate, DatasourceAdapter,
     DryRunResult, Limits, PlanFormat, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
-    ResultFrame,
+    ResultFrame, dialect_mismatch,
 };
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
+use nl2sql_validate::GuardedSql;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, InterruptHandle, OpenFlags};
 
@@ -62,6 +64,14 @@ const DENIED_FUNCTIONS: &[&str] = &[
     "shell",
     "system",
 ];
+
+/// The largest string or blob a statement may build (`SQLITE_LIMIT_LENGTH`; SQLite's own
+/// default is 1 GB): 64 MiB.
+pub const ENGINE_MAX_VALUE_BYTES: i32 = 64 * 1024 * 1024;
+
+/// The longest statement text (`SQLITE_LIMIT_SQL_LENGTH`); the guard refuses anything
+/// above 100 KiB first.
+const ENGINE_MAX_SQL_BYTES: i32 = 1024 * 1024;
 
 /// At most this many connections are kept open.
 const POOL_SIZE: usize = 4;
@@ -190,12 +200,24 @@ impl SqliteAdapter {
         let mut conn = Connection::open_with_flags(&self.path, flags)
             .map_err(|e| unavailable("cannot open the SQLite database", e.to_string()))?;
         let setup = |conn: &Connection| -> rusqlite::Result<()> {
+            use rusqlite::config::DbConfig;
             conn.pragma_update(None, "query_only", 1)?;
-            conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
-            conn.set_db_config(
-                rusqlite::config::DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA,
-                false,
-            )?;
+            conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+            conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+            // The guard reads "x" as a name, as SQL does; SQLite by default reads a
+            // double-quoted name that matches no column as a string. Pinned off, and
+            // checked: a connection that cannot pin it is not used.
+            let dml = conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DQS_DML, false)?;
+            let ddl = conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DQS_DDL, false)?;
+            if dml || ddl {
+                return Err(rusqlite::Error::ToSqlConversionFailure(
+                    "double-quoted string literals could not be turned off".into(),
+                ));
+            }
+            // No string or blob larger than the engine limit can be built, whatever the
+            // statement (zeroblob, printf widths, replace, group_concat).
+            conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, ENGINE_MAX_VALUE_BYTES)?;
+            conn.set_limit(Limit::SQLITE_LIMIT_SQL_LENGTH, ENGINE_MAX_SQL_BYTES)?;
             // Reading the schema proves the file is a database.
             conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
                 r.get::<_, i64>(0)
@@ -267,6 +289,18 @@ impl SqliteAdapter {
             err.detail = Some(e.to_string());
             Err(err)
         })
+    }
+}
+
+impl SqliteAdapter {
+    /// `EXPLAIN QUERY PLAN` of a guarded statement of this adapter's dialect.
+    async fn plan_of(&self, sql: &GuardedSql) -> Result<String, ResultError> {
+        if let Some(e) = dialect_mismatch(self.dialect(), sql) {
+            return Err(e);
+        }
+        let sql = sql.as_str().to_owned();
+        self.with_conn(self.deadline(), move |c| explain_on(c, &sql))
+            .await
     }
 }
 
@@ -617,10 +651,13 @@ impl DatasourceAdapter for SqliteAdapter {
         .map_err(|e| e.at("schema_contract", &at))
     }
 
-    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {
+    async fn run_sql(&self, sql: &GuardedSql, limits: Limits) -> ResultFrame {
         let started = Instant::now();
+        if let Some(e) = dialect_mismatch(self.dialect(), sql) {
+            return ResultFrame::failed(e.at("execute", &self.id), 0.0);
+        }
         let id = self.id.clone();
-        let sql = sql.to_owned();
+        let sql = sql.as_str().to_owned();
         let at = id.clone();
         let deadline = deadline_after(started, limits.statement_timeout_ms);
         let out = self
@@ -635,13 +672,9 @@ impl DatasourceAdapter for SqliteAdapter {
         }
     }
 
-    async fn dry_run(&self, sql: &str) -> DryRunResult {
-        let sql = sql.to_owned();
+    async fn dry_run(&self, sql: &GuardedSql) -> DryRunResult {
         let id = self.id.clone();
-        match self
-            .with_conn(self.deadline(), move |c| explain_on(c, &sql))
-            .await
-        {
+        match self.plan_of(sql).await {
             Ok(plan) => DryRunResult {
                 is_valid: true,
                 error_message: None,
@@ -657,7 +690,7 @@ impl DatasourceAdapter for SqliteAdapter {
         }
     }
 
-    async fn cost_estimate(&self, _sql: &str) -> Result<CostEstimate, ResultError> {
+    async fn cost_estimate(&self, _sql: &GuardedSql) -> Result<CostEstimate, ResultError> {
         Err(ResultError::new(
             ResultErrorCode::CapabilityViolation,
             "SQLite has no cost model: cost estimates are not supported",
@@ -665,10 +698,9 @@ impl DatasourceAdapter for SqliteAdapter {
         .at("cost_estimate", &self.id))
     }
 
-    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
-        let sql = sql.to_owned();
+    async fn explain(&self, sql: &GuardedSql) -> Result<QueryPlan, ResultError> {
         let id = self.id.clone();
-        self.with_conn(self.deadline(), move |c| explain_on(c, &sql))
+        self.plan_of(sql)
             .await
             .map(|plan_text| QueryPlan {
                 plan_text,

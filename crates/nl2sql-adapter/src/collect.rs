@@ -160,6 +160,13 @@ impl ResultBuilder {
         Push::Continue
     }
 
+    /// Stops at the byte limit without the row: the engine reported a value larger than
+    /// the limit instead of sending it.
+    pub fn stop_at_max_bytes(&mut self) -> Push {
+        self.truncated = Some(TruncatedReason::MaxBytes);
+        Push::Stop
+    }
+
     /// Whether a limit was reached.
     pub fn is_truncated(&self) -> bool {
         self.truncated.is_some()

@@ -7,8 +7,9 @@
 
 use arrow::array::{Array, Int64Array};
 use arrow::datatypes::DataType;
+use nl2sql_validate::GuardedSql;
 
-use crate::spi::DatasourceAdapter;
+use crate::spi::{DatasourceAdapter, shape_check};
 use crate::types::{
     AdapterRequest, Limits, RequestLimits, ResultErrorCode, ResultFrame, TruncatedReason,
 };
@@ -50,6 +51,18 @@ fn ok_frame(frame: &ResultFrame, what: &str) -> Check {
     ensure(frame.success, || {
         format!("{what}: expected success, got {:?}", frame.error)
     })
+}
+
+/// `sql` as the guard (without a schema) renders it for `adapter`.
+fn guarded(adapter: &dyn DatasourceAdapter, sql: &str) -> Result<GuardedSql, String> {
+    shape_check(adapter.id(), adapter.dialect(), sql)
+        .map_err(|e| format!("the guard refused {sql}: {}", e.safe_message))
+}
+
+/// `sql` exactly as written, with no guard: only for statements the engine's own sandbox
+/// or timeout must stop.
+fn unguarded(adapter: &dyn DatasourceAdapter, sql: &str) -> GuardedSql {
+    GuardedSql::unguarded_for_sandbox_tests(adapter.dialect(), sql)
 }
 
 fn first_int(frame: &ResultFrame) -> Option<i64> {
@@ -337,10 +350,12 @@ pub async fn dry_run_checks_without_executing(adapter: &dyn DatasourceAdapter) -
         return Ok(());
     }
     let ok = adapter
-        .dry_run("SELECT id FROM products WHERE id > 2")
+        .dry_run(&guarded(adapter, "SELECT id FROM products WHERE id > 2")?)
         .await;
     ensure(ok.is_valid, || format!("valid query: {ok:?}"))?;
-    let bad = adapter.dry_run("SELECT nope FROM products").await;
+    let bad = adapter
+        .dry_run(&guarded(adapter, "SELECT nope FROM products")?)
+        .await;
     ensure(!bad.is_valid && bad.error_message.is_some(), || {
         format!("invalid query: {bad:?}")
     })
@@ -348,7 +363,9 @@ pub async fn dry_run_checks_without_executing(adapter: &dyn DatasourceAdapter) -
 
 /// `cost_estimate` works exactly when the capability is advertised.
 pub async fn cost_estimate_matches_capability(adapter: &dyn DatasourceAdapter) -> Check {
-    let est = adapter.cost_estimate("SELECT id FROM products").await;
+    let est = adapter
+        .cost_estimate(&guarded(adapter, "SELECT id FROM products")?)
+        .await;
     if adapter.capabilities().supports_cost_estimate() {
         let est = est.map_err(|e| format!("cost estimate failed: {e} ({:?})", e.detail))?;
         ensure(
@@ -369,7 +386,9 @@ pub async fn statement_timeout_cancels(adapter: &dyn DatasourceAdapter, fx: &Fix
         statement_timeout_ms: fx.timeout_ms,
         ..adapter.limits()
     };
-    let frame = adapter.run_sql(&fx.slow_sql, limits).await;
+    let frame = adapter
+        .run_sql(&unguarded(adapter, &fx.slow_sql), limits)
+        .await;
     ensure(
         frame.error_code() == Some(ResultErrorCode::ExecutionTimeout),
         || {
@@ -388,7 +407,9 @@ pub async fn statement_timeout_cancels(adapter: &dyn DatasourceAdapter, fx: &Fix
 pub async fn sandbox_refuses_side_effects(adapter: &dyn DatasourceAdapter, fx: &Fixture) -> Check {
     let mut failures = Vec::new();
     for sql in &fx.sandbox_statements {
-        let frame = adapter.run_sql(sql, adapter.limits()).await;
+        let frame = adapter
+            .run_sql(&unguarded(adapter, sql), adapter.limits())
+            .await;
         if frame.success {
             failures.push(format!("sandbox let through: {sql}"));
         } else if let Some(e) = &frame.error
@@ -447,4 +468,44 @@ pub async fn run_all(adapter: &dyn DatasourceAdapter, fx: &Fixture) -> Check {
     sandbox_refuses_side_effects(adapter, fx)
         .await
         .map_err(named("sandbox_refuses_side_effects"))
+}
+
+/// The most memory this process has held so far (`VmHWM` of `/proc/self/status`), in
+/// bytes; `None` where the file does not exist. The resource-bomb tests read it after
+/// running a statement with the guard bypassed: nextest runs each test in its own
+/// process, so the peak is the test's own.
+pub fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line
+        .trim_start_matches("VmHWM:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// A statement that would build a value of about 1 GB, sent with no guard in front, must
+/// fail or come back cut at the byte limit, with this process's peak memory staying under
+/// `max_peak_bytes`. Returns the frame's error message or `truncated`, for the docs.
+pub async fn value_bomb_is_bounded(
+    adapter: &dyn DatasourceAdapter,
+    sql: &str,
+    max_peak_bytes: u64,
+) -> Result<String, String> {
+    let frame = adapter
+        .run_sql(&unguarded(adapter, sql), adapter.limits())
+        .await;
+    let peak = peak_memory_bytes().unwrap_or(0);
+    let outcome = match (&frame.error, frame.truncated) {
+        (Some(e), _) => format!("error: {}", e.safe_message),
+        (None, true) => format!("cut at the byte limit ({} rows kept)", frame.row_count),
+        (None, false) => format!("{} row(s), none too large", frame.row_count),
+    };
+    ensure(peak <= max_peak_bytes, || {
+        format!("{sql}: peak memory {peak} bytes, above {max_peak_bytes} ({outcome})")
+    })?;
+    Ok(outcome)
 }

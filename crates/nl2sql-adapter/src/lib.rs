@@ -13,8 +13,11 @@
 
 mod breaker;
 mod collect;
+#[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 pub mod dataset;
+#[cfg(any(test, feature = "conformance"))]
+pub mod differential;
 pub mod fixture;
 pub mod introspect;
 pub mod json_plan;
@@ -33,7 +36,7 @@ pub use dataset::{
 };
 pub use physical::{PhysicalReport, PhysicalSettings, validate_physical};
 pub use retry::{Attempt, retry_once_when_lost};
-pub use spi::{DatasourceAdapter, shape_check};
+pub use spi::{DatasourceAdapter, dialect_mismatch, shape_check};
 pub use types::{
     AdapterOptions, AdapterRequest, Capability, CapabilitySet, CostEstimate,
     DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_MAX_BYTES, DEFAULT_ROW_LIMIT,

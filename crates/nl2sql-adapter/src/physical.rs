@@ -1,7 +1,7 @@
 //! The physical validator: guard → dry run → cost estimate (spec: validators.md §4).
 
 use nl2sql_state::{AccessPolicy, ErrorCode, PipelineError, SchemaContract, Severity};
-use nl2sql_validate::{GuardContext, SqlGuard};
+use nl2sql_validate::{GuardContext, GuardedSql, SqlGuard};
 use serde::Serialize;
 
 use crate::breaker::CircuitBreaker;
@@ -33,6 +33,10 @@ pub struct PhysicalReport {
     pub dry_run: Option<DryRunResult>,
     /// The cost estimate, when it ran.
     pub cost: Option<CostEstimate>,
+    /// The statement to execute: the guard's rendering of what it approved (set when the
+    /// guard passed, whatever the dry run and cost estimate then found).
+    #[serde(skip)]
+    pub guarded: Option<GuardedSql>,
 }
 
 impl PhysicalReport {
@@ -68,8 +72,8 @@ pub async fn validate_physical(
     if let Some(policy) = &settings.policy {
         ctx = ctx.with_policy(policy.clone());
     }
-    let guard = SqlGuard::new(ctx).check(sql);
-    if !guard.is_ok() {
+    let mut guard = SqlGuard::new(ctx).check(sql);
+    let Some(guarded) = guard.guarded.take() else {
         for issue in guard.issues.iter().filter(|i| i.severity.is_blocking()) {
             let code = if settings.generated {
                 ErrorCode::SqlGenFailed
@@ -89,14 +93,15 @@ pub async fn validate_physical(
             ));
         }
         return finish(report);
-    }
+    };
+    report.guarded = Some(guarded.clone());
 
     if adapter.capabilities().supports_dry_run() {
         if let Err(e) = breaker.before_call() {
             report.errors.push(from_result_error(&e));
             return finish(report);
         }
-        let dry = adapter.dry_run(sql).await;
+        let dry = adapter.dry_run(&guarded).await;
         breaker.record(dry.error.as_ref());
         if !dry.is_valid {
             let err = match &dry.error {
@@ -122,7 +127,7 @@ pub async fn validate_physical(
             report.errors.push(from_result_error(&e));
             return finish(report);
         }
-        let cost = adapter.cost_estimate(sql).await;
+        let cost = adapter.cost_estimate(&guarded).await;
         breaker.record(cost.as_ref().err());
         match cost {
             Ok(cost) => {

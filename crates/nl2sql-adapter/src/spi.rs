@@ -4,19 +4,22 @@ use std::time::Instant;
 
 use async_trait::async_trait;
 use nl2sql_state::{Dialect, ErrorCode, SchemaContract, SchemaSnapshot};
-use nl2sql_validate::{GuardContext, SqlGuard};
+use nl2sql_validate::{GuardContext, GuardedSql, SqlGuard};
 
 use crate::types::{
-    AdapterRequest, CapabilitySet, CostEstimate, DryRunResult, Limits, QueryPlan, ResultError,
-    ResultErrorCode, ResultFrame,
+    AdapterRequest, CapabilitySet, CostEstimate, DryRunResult, Limits, QueryPlan, RequestLimits,
+    ResultError, ResultErrorCode, ResultFrame,
 };
 
 /// One datasource behind a driver. Every operation is sandboxed by the engine (read-only,
 /// no files, no network, no settings changes) and bounded by [`Limits`].
 ///
-/// Implementors write [`DatasourceAdapter::run_sql`]; callers use
-/// [`DatasourceAdapter::execute`], which validates the request and runs the SQL guard's
-/// shape and security checks before the statement reaches the engine.
+/// Every statement an adapter runs, plans or explains is a [`GuardedSql`]: the SQL guard's
+/// rendering of a tree it approved, which only the guard can make. Implementors write
+/// [`DatasourceAdapter::run_sql`]; callers use [`DatasourceAdapter::execute_guarded`]
+/// (a statement already checked against the schema and policy) or
+/// [`DatasourceAdapter::execute`] (a request with SQL text, which runs the guard's shape
+/// and security checks first).
 #[async_trait]
 pub trait DatasourceAdapter: Send + Sync {
     /// The datasource id.
@@ -43,15 +46,16 @@ pub trait DatasourceAdapter: Send + Sync {
     async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
         self.schema_snapshot().await.map(|s| s.contract)
     }
-    /// Runs `sql` in the engine sandbox under `limits`, without any guard check.
-    /// Failures are returned as a failed frame, never raised.
-    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame;
+    /// Runs `sql` in the engine sandbox under exactly `limits`. Failures are returned as
+    /// a failed frame, never raised; a statement guarded in another dialect is refused
+    /// ([`dialect_mismatch`]).
+    async fn run_sql(&self, sql: &GuardedSql, limits: Limits) -> ResultFrame;
     /// Checks `sql` with the engine (binds and plans) without executing it.
-    async fn dry_run(&self, sql: &str) -> DryRunResult;
+    async fn dry_run(&self, sql: &GuardedSql) -> DryRunResult;
     /// The engine's plan estimates, normalised; unknown values are `None`.
-    async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError>;
+    async fn cost_estimate(&self, sql: &GuardedSql) -> Result<CostEstimate, ResultError>;
     /// The engine's plan.
-    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError>;
+    async fn explain(&self, sql: &GuardedSql) -> Result<QueryPlan, ResultError>;
     /// A non-secret summary of the datasource.
     fn details(&self) -> serde_json::Value;
 
@@ -80,20 +84,43 @@ pub trait DatasourceAdapter: Send + Sync {
                 ));
             }
         };
-        if let Err(e) = shape_check(self.id(), self.dialect(), &sql) {
-            return fail(e);
-        }
-        let limits = self.limits().narrowed_by(&req.limits);
-        self.run_sql(&sql, limits).await
+        let guarded = match shape_check(self.id(), self.dialect(), &sql) {
+            Ok(guarded) => guarded,
+            Err(e) => return fail(e),
+        };
+        self.execute_guarded(&guarded, &req.limits).await
+    }
+
+    /// Runs a guarded statement under the narrower of the datasource's and `limits`.
+    async fn execute_guarded(&self, sql: &GuardedSql, limits: &RequestLimits) -> ResultFrame {
+        let limits = self.limits().narrowed_by(limits);
+        self.run_sql(sql, limits).await
     }
 }
 
-/// Runs the guard without a schema (size, parse, statement shape, security) and turns the
-/// first blocking issue into a [`ResultError`].
-pub fn shape_check(datasource_id: &str, dialect: Dialect, sql: &str) -> Result<(), ResultError> {
+/// The refusal of a statement guarded in another dialect than the adapter's, if it is.
+pub fn dialect_mismatch(adapter: Dialect, sql: &GuardedSql) -> Option<ResultError> {
+    (sql.dialect() != adapter).then(|| {
+        ResultError::new(
+            ResultErrorCode::CapabilityViolation,
+            format!(
+                "the statement was checked in the {} dialect, but the engine speaks {adapter}",
+                sql.dialect()
+            ),
+        )
+    })
+}
+
+/// Runs the guard without a schema (size, parse, statement shape, security) and returns
+/// the statement to run, or the first blocking issue as a [`ResultError`].
+pub fn shape_check(
+    datasource_id: &str,
+    dialect: Dialect,
+    sql: &str,
+) -> Result<GuardedSql, ResultError> {
     let report = SqlGuard::new(GuardContext::without_schema(datasource_id, dialect)).check(sql);
-    if report.is_ok() {
-        return Ok(());
+    if let Some(guarded) = report.guarded {
+        return Ok(guarded);
     }
     let issue = report.issues.iter().find(|i| i.severity.is_blocking());
     let (code, message) = match issue {

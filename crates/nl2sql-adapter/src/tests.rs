@@ -312,18 +312,21 @@ impl DatasourceAdapter for Scripted {
     async fn schema_snapshot(&self) -> Result<nl2sql_state::SchemaSnapshot, ResultError> {
         Err(err(ResultErrorCode::CapabilityViolation))
     }
-    async fn run_sql(&self, _sql: &str, _limits: Limits) -> ResultFrame {
+    async fn run_sql(&self, _sql: &nl2sql_validate::GuardedSql, _limits: Limits) -> ResultFrame {
         ResultFrame::failed(err(ResultErrorCode::CapabilityViolation), 0.0)
     }
-    async fn dry_run(&self, _sql: &str) -> DryRunResult {
+    async fn dry_run(&self, _sql: &nl2sql_validate::GuardedSql) -> DryRunResult {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.dry.clone()
     }
-    async fn cost_estimate(&self, _sql: &str) -> Result<CostEstimate, ResultError> {
+    async fn cost_estimate(
+        &self,
+        _sql: &nl2sql_validate::GuardedSql,
+    ) -> Result<CostEstimate, ResultError> {
         self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         self.cost.clone()
     }
-    async fn explain(&self, _sql: &str) -> Result<QueryPlan, ResultError> {
+    async fn explain(&self, _sql: &nl2sql_validate::GuardedSql) -> Result<QueryPlan, ResultError> {
         Err(err(ResultErrorCode::CapabilityViolation))
     }
     fn details(&self) -> serde_json::Value {
@@ -646,4 +649,31 @@ fn statistics_read_a_sample_of_big_tables_and_order_tied_samples_by_value() {
         );
         assert!(sql.contains(&format!("WHERE {c} IS NOT NULL")), "{sql}");
     }
+}
+
+#[test]
+fn a_read_the_guard_did_not_resolve_is_reported() {
+    use crate::differential::{Reads, unseen};
+    let engine: Reads = [
+        (
+            "singer".to_owned(),
+            ["name", "age"].map(str::to_owned).into(),
+        ),
+        ("secret".to_owned(), std::collections::BTreeSet::new()),
+    ]
+    .into();
+    let guard: Reads = [("singer".to_owned(), ["name".to_owned()].into())].into();
+    assert_eq!(unseen(&engine, &guard), ["secret", "singer.age"]);
+    assert!(unseen(&guard, &engine).is_empty());
+}
+
+#[test]
+fn the_differential_corpus_is_the_same_on_every_run_and_varied() {
+    let a = differential::generated(50);
+    assert_eq!(a, differential::generated(50));
+    let distinct: std::collections::BTreeSet<&String> = a.iter().collect();
+    assert!(distinct.len() > 40, "{a:#?}");
+    assert!(a.iter().any(|s| s.contains("GROUP BY")));
+    assert!(a.iter().any(|s| s.contains("LEFT JOIN")));
+    assert!(a.iter().any(|s| s.contains(" IN (SELECT")));
 }

@@ -33,15 +33,21 @@ pub struct LocalArtifactStore {
 
 impl LocalArtifactStore {
     /// A store under `base` (created if missing) with `template`, writing with the default
-    /// durability ([`ArtifactDurability::Atomic`]).
+    /// durability ([`ArtifactDurability::Atomic`]). Temporary files that a process which
+    /// no longer runs left behind (it was killed during a write) are removed first.
     pub fn new(base: impl AsRef<Path>, template: PathTemplate) -> Result<Self, PipelineError> {
         let base = base.as_ref();
         fs::create_dir_all(base)
             .and_then(|()| base.canonicalize())
-            .map(|base| LocalArtifactStore {
-                base,
-                template,
-                durability: ArtifactDurability::default(),
+            .map(|base| {
+                if let Err(e) = remove_tmp(&base, &is_orphan) {
+                    tracing::warn!(error = %e, "cannot remove temporary artifact files");
+                }
+                LocalArtifactStore {
+                    base,
+                    template,
+                    durability: ArtifactDurability::default(),
+                }
             })
             .map_err(|e| {
                 PipelineError::new(
@@ -74,7 +80,7 @@ impl LocalArtifactStore {
     /// start-up, when no write is in flight. Blocking: call it before serving, or from
     /// `spawn_blocking`.
     pub fn remove_temporary_files(&self) -> Result<usize, PipelineError> {
-        remove_tmp(&self.base).map_err(|e| write_error(&self.base, &e.to_string()))
+        remove_tmp(&self.base, &|_| true).map_err(|e| write_error(&self.base, &e.to_string()))
     }
 
     fn resolve(&self, artifact: &ArtifactRef) -> Result<PathBuf, PipelineError> {
@@ -158,7 +164,7 @@ impl ArtifactStore for LocalArtifactStore {
     }
 }
 
-/// Writes `<path>.tmp-<uuid>` and renames it to `path`; with `Synced`, syncs the file
+/// Writes `<path>.tmp-<pid>-<uuid>` and renames it to `path`; with `Synced`, syncs the file
 /// before the rename and the directory after it.
 fn write_atomically(
     path: &Path,
@@ -173,7 +179,8 @@ fn write_atomically(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = dir.join(format!(
-        "{name}{TMP_MARKER}{}",
+        "{name}{TMP_MARKER}{}-{}",
+        std::process::id(),
         uuid::Uuid::new_v4().simple()
     ));
     let result = (|| {
@@ -195,19 +202,38 @@ fn write_atomically(
     Ok(())
 }
 
-fn remove_tmp(dir: &Path) -> std::io::Result<usize> {
+/// Removes the temporary files under `dir` whose name `doomed` accepts.
+fn remove_tmp(dir: &Path, doomed: &dyn Fn(&str) -> bool) -> std::io::Result<usize> {
     let mut removed = 0;
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
         if entry.file_type()?.is_dir() {
-            removed += remove_tmp(&path)?;
-        } else if entry.file_name().to_string_lossy().contains(TMP_MARKER) {
+            removed += remove_tmp(&path, doomed)?;
+        } else if name.contains(TMP_MARKER) && doomed(&name) {
             fs::remove_file(&path)?;
             removed += 1;
         }
     }
     Ok(removed)
+}
+
+/// Whether a temporary file was left by a process that no longer runs: its name holds
+/// the writer's pid (`….tmp-<pid>-<uuid>`), and `/proc/<pid>` does not exist. Where
+/// that cannot be told (no `/proc`, a name without a pid), the file is left alone: a
+/// write in flight in another process must never lose its file.
+pub(crate) fn is_orphan(name: &str) -> bool {
+    let Some((_, rest)) = name.rsplit_once(TMP_MARKER) else {
+        return false;
+    };
+    let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+        return false;
+    };
+    let proc_dir = Path::new("/proc");
+    proc_dir.join("self").exists()
+        && pid != std::process::id()
+        && !proc_dir.join(pid.to_string()).exists()
 }
 
 fn write_error(path: &Path, message: &str) -> PipelineError {

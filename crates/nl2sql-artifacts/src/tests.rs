@@ -327,6 +327,30 @@ async fn leftover_temporary_files_are_removed_and_finished_ones_kept() {
 }
 
 #[test]
+fn opening_a_store_removes_what_a_killed_writer_left_and_nothing_else() {
+    let dir = TempDir::new();
+    let nested = dir.0.join("acme/x");
+    std::fs::create_dir_all(&nested).expect("dir");
+    // A pid that cannot be running (above the kernel's maximum), one that is (this
+    // process), and a name without a pid.
+    let dead = "part-00000.parquet.tmp-4194305-0123abcd";
+    let alive = format!("part-00001.parquet.tmp-{}-4567ef", std::process::id());
+    for name in [dead, alive.as_str(), "part-00002.parquet.tmp-abc"] {
+        std::fs::write(nested.join(name), b"partial").expect("tmp");
+    }
+    std::fs::write(nested.join("part-00003.parquet"), b"whole").expect("final");
+    let _store = store(&dir);
+    assert_eq!(
+        files_under(&dir.0),
+        vec![
+            alive,
+            "part-00002.parquet.tmp-abc".to_owned(),
+            "part-00003.parquet".to_owned(),
+        ]
+    );
+}
+
+#[test]
 fn timestamps_are_iso_8601_utc() {
     assert_eq!(format_utc(0), "1970-01-01T00:00:00Z");
     assert_eq!(format_utc(951_782_400), "2000-02-29T00:00:00Z");

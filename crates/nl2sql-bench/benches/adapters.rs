@@ -186,13 +186,15 @@ fn adapters(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(20));
     for (name, adapter) in &targets {
         // Check the result before timing: the bench must read every row.
-        let frame = rt.block_on(adapter.run_sql(SELECT, limits()));
+        let select = nl2sql_adapter::shape_check(adapter.id(), adapter.dialect(), SELECT)
+            .expect("the guard accepts the benchmark query");
+        let frame = rt.block_on(adapter.run_sql(&select, limits()));
         assert!(frame.success, "{name}: {:?}", frame.error);
         assert_eq!(frame.row_count, ROWS, "{name}");
         assert!(!frame.truncated, "{name}");
         group.bench_function(format!("read_1m_rows/{name}"), |b| {
             b.iter(|| {
-                let frame = rt.block_on(adapter.run_sql(SELECT, limits()));
+                let frame = rt.block_on(adapter.run_sql(&select, limits()));
                 assert_eq!(frame.row_count, ROWS);
                 frame
             });

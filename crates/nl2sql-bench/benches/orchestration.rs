@@ -313,28 +313,31 @@ impl DatasourceAdapter for TimedAdapter {
         r
     }
 
-    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {
+    async fn run_sql(&self, sql: &nl2sql_validate::GuardedSql, limits: Limits) -> ResultFrame {
         let t = Instant::now();
         let r = self.inner.run_sql(sql, limits).await;
         Clock::add(&self.clock.database_ns, t);
         r
     }
 
-    async fn dry_run(&self, sql: &str) -> DryRunResult {
+    async fn dry_run(&self, sql: &nl2sql_validate::GuardedSql) -> DryRunResult {
         let t = Instant::now();
         let r = self.inner.dry_run(sql).await;
         Clock::add(&self.clock.database_ns, t);
         r
     }
 
-    async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError> {
+    async fn cost_estimate(
+        &self,
+        sql: &nl2sql_validate::GuardedSql,
+    ) -> Result<CostEstimate, ResultError> {
         let t = Instant::now();
         let r = self.inner.cost_estimate(sql).await;
         Clock::add(&self.clock.database_ns, t);
         r
     }
 
-    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
+    async fn explain(&self, sql: &nl2sql_validate::GuardedSql) -> Result<QueryPlan, ResultError> {
         let t = Instant::now();
         let r = self.inner.explain(sql).await;
         Clock::add(&self.clock.database_ns, t);

@@ -19,8 +19,8 @@ mod progressive;
 
 pub use ddl::{SchemaLoadError, schema_from_ddl, schema_from_json};
 pub use guard::{
-    ColumnResolution, GuardContext, GuardIssue, GuardLimits, GuardReport, GuardStatus, Position,
-    SqlGuard, SqlSpan,
+    ColumnResolution, GuardContext, GuardIssue, GuardLimits, GuardReport, GuardStatus, GuardedSql,
+    Position, SqlGuard, SqlSpan, TableRead, parser_dialect,
 };
 pub use logical::{LogicalContext, LogicalReport, validate_plan};
 pub use progressive::{

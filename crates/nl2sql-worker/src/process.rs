@@ -240,9 +240,9 @@ impl DatasourceAdapter for ProcessAdapter {
             .await
     }
 
-    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {
+    async fn run_sql(&self, sql: &nl2sql_validate::GuardedSql, limits: Limits) -> ResultFrame {
         let request = ExecutionRequest::new(0, Mode::RunSql)
-            .with_sql(sql)
+            .with_sql(sql.as_str())
             .with_limits(RequestLimits {
                 row_limit: Some(limits.row_limit),
                 timeout_ms: Some(limits.statement_timeout_ms),
@@ -251,9 +251,9 @@ impl DatasourceAdapter for ProcessAdapter {
         self.frame_call(request, limits).await
     }
 
-    async fn dry_run(&self, sql: &str) -> DryRunResult {
+    async fn dry_run(&self, sql: &nl2sql_validate::GuardedSql) -> DryRunResult {
         let deadline = self.statement_deadline(self.info.limits.statement_timeout_ms);
-        let request = ExecutionRequest::new(0, Mode::DryRun).with_sql(sql);
+        let request = ExecutionRequest::new(0, Mode::DryRun).with_sql(sql.as_str());
         let result = self
             .pool
             .call(
@@ -275,9 +275,12 @@ impl DatasourceAdapter for ProcessAdapter {
         })
     }
 
-    async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError> {
+    async fn cost_estimate(
+        &self,
+        sql: &nl2sql_validate::GuardedSql,
+    ) -> Result<CostEstimate, ResultError> {
         let deadline = self.statement_deadline(self.info.limits.statement_timeout_ms);
-        let request = ExecutionRequest::new(0, Mode::CostEstimate).with_sql(sql);
+        let request = ExecutionRequest::new(0, Mode::CostEstimate).with_sql(sql.as_str());
         self.pool
             .call(request, deadline, REPLY_LINE_BASE_BYTES, |result| {
                 expect(result, |data| match data {
@@ -288,9 +291,9 @@ impl DatasourceAdapter for ProcessAdapter {
             .await
     }
 
-    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
+    async fn explain(&self, sql: &nl2sql_validate::GuardedSql) -> Result<QueryPlan, ResultError> {
         let deadline = self.statement_deadline(self.info.limits.statement_timeout_ms);
-        let request = ExecutionRequest::new(0, Mode::Explain).with_sql(sql);
+        let request = ExecutionRequest::new(0, Mode::Explain).with_sql(sql.as_str());
         self.pool
             .call(request, deadline, REPLY_LINE_BASE_BYTES, |result| {
                 expect(result, |data| match data {

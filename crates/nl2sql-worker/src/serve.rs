@@ -7,6 +7,7 @@ use std::time::Instant;
 use nl2sql_adapter::{
     AdapterRequest, DatasourceAdapter, Limits, ResultError, ResultErrorCode, ResultFrame,
 };
+use nl2sql_validate::{GuardContext, GuardedSql, SqlGuard};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::protocol::{
@@ -244,6 +245,10 @@ async fn run(adapter: &dyn DatasourceAdapter, request: ExecutionRequest) -> Outc
             let Some(sql) = request.sql else {
                 return Outcome::of(Err(missing_sql()));
             };
+            let sql = match recheck(adapter, mode, &sql) {
+                Ok(sql) => sql,
+                Err(e) => return Outcome::of(Err(e)),
+            };
             let base = adapter.limits();
             let limits = Limits {
                 row_limit: request.limits.row_limit.unwrap_or(base.row_limit),
@@ -259,6 +264,10 @@ async fn run(adapter: &dyn DatasourceAdapter, request: ExecutionRequest) -> Outc
             let Some(sql) = request.sql else {
                 return Outcome::of(Err(missing_sql()));
             };
+            let sql = match recheck(adapter, mode, &sql) {
+                Ok(sql) => sql,
+                Err(e) => return Outcome::of(Err(e)),
+            };
             let dry = adapter.dry_run(&sql).await;
             Outcome {
                 success: dry.is_valid,
@@ -269,6 +278,10 @@ async fn run(adapter: &dyn DatasourceAdapter, request: ExecutionRequest) -> Outc
         Mode::CostEstimate => {
             let Some(sql) = request.sql else {
                 return Outcome::of(Err(missing_sql()));
+            };
+            let sql = match recheck(adapter, mode, &sql) {
+                Ok(sql) => sql,
+                Err(e) => return Outcome::of(Err(e)),
             };
             Outcome::of(
                 adapter
@@ -281,6 +294,10 @@ async fn run(adapter: &dyn DatasourceAdapter, request: ExecutionRequest) -> Outc
             let Some(sql) = request.sql else {
                 return Outcome::of(Err(missing_sql()));
             };
+            let sql = match recheck(adapter, mode, &sql) {
+                Ok(sql) => sql,
+                Err(e) => return Outcome::of(Err(e)),
+            };
             Outcome::of(
                 adapter
                     .explain(&sql)
@@ -289,6 +306,31 @@ async fn run(adapter: &dyn DatasourceAdapter, request: ExecutionRequest) -> Outc
             )
         }
     }
+}
+
+/// The statement of a request, checked again in this process: the parent sends the text
+/// of a [`GuardedSql`], and an adapter takes nothing else. The policy's switches were the
+/// parent's to decide ([`GuardContext::rechecking`]).
+fn recheck(
+    adapter: &dyn DatasourceAdapter,
+    mode: Mode,
+    sql: &str,
+) -> Result<GuardedSql, ResultError> {
+    SqlGuard::new(GuardContext::rechecking(adapter.id(), adapter.dialect()))
+        .guard(sql)
+        .map_err(|report| {
+            let message = report
+                .issues
+                .first()
+                .map_or("statement rejected by the SQL guard", |i| {
+                    i.message.as_str()
+                });
+            ResultError::new(
+                ResultErrorCode::SecurityViolation,
+                format!("the worker's guard refused the statement: {message}"),
+            )
+            .at(mode.stage(), adapter.id())
+        })
 }
 
 fn elapsed_ms(started: Instant) -> f64 {

@@ -12,6 +12,13 @@ use nl2sql_adapter::{AdapterRequest, DatasourceAdapter, Limits, ResultErrorCode}
 use nl2sql_adapter_duckdb::DuckDbAdapter;
 use nl2sql_state::Dialect;
 
+/// `sql` exactly as written, with no guard in front: these tests prove what the engine's
+/// own sandbox, limits and timeouts do.
+fn raw(sql: &str) -> nl2sql_validate::GuardedSql {
+    nl2sql_validate::GuardedSql::unguarded_for_sandbox_tests(Dialect::DuckDb, sql)
+}
+
+mod differential;
 mod write;
 
 /// A fresh DuckDB file with the fixture, in a directory of its own.
@@ -91,7 +98,7 @@ async fn sandbox_holds_without_the_guard_and_nothing_changes() {
     let before = sha256(&path);
     let a = adapter(&path);
     for sql in sandbox_statements(&dir) {
-        let frame = a.run_sql(&sql, a.limits()).await;
+        let frame = a.run_sql(&raw(&sql), a.limits()).await;
         assert!(!frame.success, "sandbox let through: {sql}");
         let safe = &frame.error.as_ref().unwrap().safe_message;
         assert!(!safe.contains(dir.to_str().unwrap()), "{sql}: {safe}");
@@ -105,7 +112,7 @@ async fn sandbox_holds_without_the_guard_and_nothing_changes() {
         "SELECT * FROM read_csv('/etc/passwd')",
         "SET enable_external_access = true",
     ] {
-        let frame = a.run_sql(sql, a.limits()).await;
+        let frame = a.run_sql(&raw(sql), a.limits()).await;
         assert_eq!(
             frame.error_code(),
             Some(ResultErrorCode::SecurityViolation),
@@ -127,14 +134,14 @@ async fn no_state_outlives_a_statement() {
         "CREATE TEMP MACRO scratch() AS 1",
         "SET VARIABLE scratch = 1",
     ] {
-        let _ = a.run_sql(setup, a.limits()).await;
+        let _ = a.run_sql(&raw(setup), a.limits()).await;
     }
     for probe in [
         "SELECT * FROM scratch",
         "SELECT scratch()",
         "SELECT getvariable('scratch') AS v WHERE getvariable('scratch') IS NOT NULL",
     ] {
-        let f = a.run_sql(probe, a.limits()).await;
+        let f = a.run_sql(&raw(probe), a.limits()).await;
         assert!(
             !f.success || f.row_count == 0,
             "state survived: {probe} -> {:?}",
@@ -152,7 +159,7 @@ async fn large_results_stream_until_a_limit() {
         ..a.limits()
     };
     let f = a
-        .run_sql("SELECT range AS x FROM range(100000000)", limits)
+        .run_sql(&raw("SELECT range AS x FROM range(100000000)"), limits)
         .await;
     assert!(f.success, "{:?}", f.error);
     assert_eq!(f.row_count, 5_000);
@@ -165,7 +172,7 @@ async fn large_results_stream_until_a_limit() {
     assert_eq!(xs.len(), 5_000);
     // Exactly the limit: not truncated.
     let f = a
-        .run_sql("SELECT range AS x FROM range(5000)", limits)
+        .run_sql(&raw("SELECT range AS x FROM range(5000)"), limits)
         .await;
     assert_eq!((f.row_count, f.truncated), (5_000, false));
 }
@@ -185,13 +192,13 @@ fn a_dropped_statement_is_interrupted() {
     let a = std::sync::Arc::new(adapter(&path));
     let next = rt.block_on(async {
         let slow = std::sync::Arc::clone(&a);
-        let task = tokio::spawn(async move { slow.run_sql(SLOW_SQL, slow.limits()).await });
+        let task = tokio::spawn(async move { slow.run_sql(&raw(SLOW_SQL), slow.limits()).await });
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
         task.abort();
         let _ = task.await;
         tokio::time::timeout(
             std::time::Duration::from_secs(20),
-            a.run_sql("SELECT 42 AS x", a.limits()),
+            a.run_sql(&raw("SELECT 42 AS x"), a.limits()),
         )
         .await
     });

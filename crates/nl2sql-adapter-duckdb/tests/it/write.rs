@@ -145,7 +145,7 @@ async fn writes_types_keys_and_rows() {
     assert_eq!(machines.foreign_keys[0].referred_table.table_name, "plants");
     let frame = a
         .run_sql(
-            "SELECT count(*) FROM machines m LEFT JOIN plants p ON p.plant_id = m.plant_id WHERE p.plant_id IS NULL",
+            &super::raw("SELECT count(*) FROM machines m LEFT JOIN plants p ON p.plant_id = m.plant_id WHERE p.plant_id IS NULL"),
             a.limits(),
         )
         .await;

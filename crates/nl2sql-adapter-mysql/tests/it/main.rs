@@ -19,6 +19,14 @@ use nl2sql_adapter::{AdapterRequest, DatasourceAdapter, Limits, ResultErrorCode}
 use nl2sql_adapter_mysql::MySqlAdapter;
 use nl2sql_state::Dialect;
 
+/// `sql` exactly as written, with no guard in front: these tests prove what the engine's
+/// own sandbox, limits and timeouts do.
+fn raw(sql: &str) -> nl2sql_validate::GuardedSql {
+    nl2sql_validate::GuardedSql::unguarded_for_sandbox_tests(Dialect::MySql, sql)
+}
+
+mod differential;
+
 const DB: &str = "nl2sql_fixture";
 const READER: &str = "nl2sql_reader";
 
@@ -163,7 +171,7 @@ async fn conformance_suite_as_a_select_only_account() {
     assert_eq!(a.details()["privileged"], false);
     // Without the FILE privilege the server reads no file.
     let f = a
-        .run_sql("SELECT LOAD_FILE('/etc/passwd') AS f", a.limits())
+        .run_sql(&raw("SELECT LOAD_FILE('/etc/passwd') AS f"), a.limits())
         .await;
     assert!(f.success, "{:?}", f.error);
     assert!(f.batches[0].column(0).is_null(0), "LOAD_FILE read a file");
@@ -178,19 +186,23 @@ async fn root_still_cannot_change_data_or_schema() {
     assert_eq!(a.details()["privileged"], true);
     let _ = std::fs::remove_file("/tmp/nl2sql-my-outfile");
     for sql in sandbox_statements() {
-        let frame = a.run_sql(&sql, a.limits()).await;
+        let frame = a.run_sql(&raw(&sql), a.limits()).await;
         assert!(!frame.success, "let through as root: {sql}");
     }
     // DDL would commit implicitly inside the read-only transaction: it must never run.
-    let frame = a.run_sql("CREATE TABLE evil (x int)", a.limits()).await;
+    let frame = a
+        .run_sql(&raw("CREATE TABLE evil (x int)"), a.limits())
+        .await;
     assert_eq!(frame.error_code(), Some(ResultErrorCode::SecurityViolation));
-    let frame = a.run_sql("SELECT count(*) FROM evil", a.limits()).await;
+    let frame = a
+        .run_sql(&raw("SELECT count(*) FROM evil"), a.limits())
+        .await;
     assert!(!frame.success, "table evil exists");
-    let frame = a.run_sql("DELETE FROM products", a.limits()).await;
+    let frame = a.run_sql(&raw("DELETE FROM products"), a.limits()).await;
     assert_eq!(frame.error_code(), Some(ResultErrorCode::SecurityViolation));
     assert!(!std::path::Path::new("/tmp/nl2sql-my-outfile").exists());
     let frame = a
-        .run_sql("SELECT count(*) AS n FROM products", a.limits())
+        .run_sql(&raw("SELECT count(*) AS n FROM products"), a.limits())
         .await;
     let n = frame.batches[0]
         .column(0)
@@ -222,18 +234,18 @@ async fn no_session_state_outlives_a_statement() {
     // A user variable and a named lock set by one statement are gone in the next.
     let f = a
         .run_sql(
-            "SELECT @nl2sql_x := 41 AS x, GET_LOCK('nl2sql_state_test', 0) AS l",
+            &raw("SELECT @nl2sql_x := 41 AS x, GET_LOCK('nl2sql_state_test', 0) AS l"),
             a.limits(),
         )
         .await;
     assert!(f.success, "{:?}", f.error);
     let f = a
-        .run_sql("SELECT @nl2sql_x IS NULL AS unset", a.limits())
+        .run_sql(&raw("SELECT @nl2sql_x IS NULL AS unset"), a.limits())
         .await;
     assert_eq!(first_int(&f), 1, "user variable survived");
     let f = a
         .run_sql(
-            "SELECT IS_FREE_LOCK('nl2sql_state_test') AS free",
+            &raw("SELECT IS_FREE_LOCK('nl2sql_state_test') AS free"),
             a.limits(),
         )
         .await;
@@ -283,8 +295,10 @@ async fn a_large_result_stops_at_the_row_limit() {
     // 9 * 9 * 9 * 9 * 9 = 59,049 rows
     let f = a
         .run_sql(
-            "WITH RECURSIVE d(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM d WHERE x < 9) \
+            &raw(
+                "WITH RECURSIVE d(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM d WHERE x < 9) \
              SELECT a.x FROM d a, d b, d c, d e, d f",
+            ),
             limits,
         )
         .await;
@@ -368,8 +382,11 @@ async fn wait_running(admin: &mut mysql_async::Conn, marker: &str, present: bool
 /// The adapter's next connection: its id.
 async fn connection_id(a: &MySqlAdapter) -> i64 {
     first_int(
-        &a.run_sql("SELECT CAST(CONNECTION_ID() AS SIGNED) AS id", a.limits())
-            .await,
+        &a.run_sql(
+            &raw("SELECT CAST(CONNECTION_ID() AS SIGNED) AS id"),
+            a.limits(),
+        )
+        .await,
     )
 }
 
@@ -385,7 +402,7 @@ async fn a_dropped_statement_is_interrupted() {
     let marker = format!("nl2sql_dropped_{}", std::process::id());
     let sql = format!("SELECT BENCHMARK(5000000000, MD5('nl2sql')) AS {marker}");
     let slow = std::sync::Arc::clone(&a);
-    let task = tokio::spawn(async move { slow.run_sql(&sql, slow.limits()).await });
+    let task = tokio::spawn(async move { slow.run_sql(&raw(&sql), slow.limits()).await });
     let started = wait_running(&mut admin, &marker, true).await;
     assert_eq!(started.len(), 1, "the statement never ran");
     task.abort();
@@ -394,7 +411,7 @@ async fn a_dropped_statement_is_interrupted() {
     assert!(left.is_empty(), "still running on the server: {left:?}");
     // The adapter still answers.
     assert_eq!(
-        first_int(&a.run_sql("SELECT 7 AS seven", a.limits()).await),
+        first_int(&a.run_sql(&raw("SELECT 7 AS seven"), a.limits()).await),
         7
     );
 }
@@ -431,7 +448,7 @@ async fn a_statement_after_its_connection_was_killed_still_answers() {
         .await
         .unwrap();
     let f = a
-        .run_sql("SELECT count(*) AS n FROM machines", a.limits())
+        .run_sql(&raw("SELECT count(*) AS n FROM machines"), a.limits())
         .await;
     assert_eq!(Some(first_int(&f)), expected);
     assert!(expected.unwrap() > 0);
@@ -449,7 +466,7 @@ async fn a_connection_killed_mid_statement_is_retried_once() {
     let marker = format!("nl2sql_retry_{}", std::process::id());
     let sql = format!("SELECT 42 + SLEEP(1) AS {marker}");
     let runner = std::sync::Arc::clone(&a);
-    let task = tokio::spawn(async move { runner.run_sql(&sql, runner.limits()).await });
+    let task = tokio::spawn(async move { runner.run_sql(&raw(&sql), runner.limits()).await });
     let ids = wait_running(&mut admin, &marker, true).await;
     assert_eq!(ids.len(), 1, "the statement never ran");
     admin.query_drop(format!("KILL {}", ids[0])).await.unwrap();
@@ -468,7 +485,7 @@ async fn a_second_dropped_connection_is_returned_as_unavailable() {
     let marker = format!("nl2sql_twice_{}", std::process::id());
     let sql = format!("SELECT 42 + SLEEP(2) AS {marker}");
     let runner = std::sync::Arc::clone(&a);
-    let task = tokio::spawn(async move { runner.run_sql(&sql, runner.limits()).await });
+    let task = tokio::spawn(async move { runner.run_sql(&raw(&sql), runner.limits()).await });
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !task.is_finished() {
         assert!(std::time::Instant::now() < deadline, "the statement hung");
@@ -488,12 +505,12 @@ async fn an_sql_error_is_not_retried() {
     let Some(server) = server().await else { return };
     let a = reader(&server).await;
     let f = a
-        .run_sql("SELECT * FROM no_such_table_nl2sql", a.limits())
+        .run_sql(&raw("SELECT * FROM no_such_table_nl2sql"), a.limits())
         .await;
     assert_eq!(f.error_code(), Some(ResultErrorCode::ExecutionFailed));
     assert_eq!(a.retried_statements(), 0);
     assert_eq!(
-        first_int(&a.run_sql("SELECT 7 AS seven", a.limits()).await),
+        first_int(&a.run_sql(&raw("SELECT 7 AS seven"), a.limits()).await),
         7
     );
     assert_eq!(a.retried_statements(), 0);

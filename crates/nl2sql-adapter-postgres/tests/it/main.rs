@@ -19,6 +19,14 @@ use nl2sql_adapter_postgres::PostgresAdapter;
 use nl2sql_state::Dialect;
 use tokio_postgres::NoTls;
 
+/// `sql` exactly as written, with no guard in front: these tests prove what the engine's
+/// own sandbox, limits and timeouts do.
+fn raw(sql: &str) -> nl2sql_validate::GuardedSql {
+    nl2sql_validate::GuardedSql::unguarded_for_sandbox_tests(Dialect::Postgres, sql)
+}
+
+mod differential;
+
 const SCHEMA: &str = "nl2sql_fixture";
 const READER: &str = "nl2sql_reader";
 
@@ -177,7 +185,7 @@ async fn a_superuser_still_cannot_write_rows_or_files() {
             // A superuser may read server files: the reader role above is refused.
             continue;
         }
-        let frame = a.run_sql(&sql, a.limits()).await;
+        let frame = a.run_sql(&raw(&sql), a.limits()).await;
         assert!(!frame.success, "let through as superuser: {sql}");
         let code = frame.error_code().unwrap();
         assert!(
@@ -193,9 +201,11 @@ async fn a_superuser_still_cannot_write_rows_or_files() {
         "COPY TO wrote a file"
     );
     // Writes are refused by the engine itself, as a security violation.
-    let frame = a.run_sql("DELETE FROM products", a.limits()).await;
+    let frame = a.run_sql(&raw("DELETE FROM products"), a.limits()).await;
     assert_eq!(frame.error_code(), Some(ResultErrorCode::SecurityViolation));
-    let frame = a.run_sql("CREATE TABLE evil (x int)", a.limits()).await;
+    let frame = a
+        .run_sql(&raw("CREATE TABLE evil (x int)"), a.limits())
+        .await;
     assert_eq!(frame.error_code(), Some(ResultErrorCode::SecurityViolation));
 }
 
@@ -216,40 +226,40 @@ async fn no_session_state_outlives_a_statement() {
     let a = reader(&server).await;
     let f = a
         .run_sql(
-            "SELECT set_config('default_transaction_read_only', 'off', false)",
+            &raw("SELECT set_config('default_transaction_read_only', 'off', false)"),
             a.limits(),
         )
         .await;
     assert!(f.success, "{:?}", f.error);
     let f = a
         .run_sql(
-            "SELECT current_setting('default_transaction_read_only')",
+            &raw("SELECT current_setting('default_transaction_read_only')"),
             a.limits(),
         )
         .await;
     assert_eq!(single_string(&f), "on");
     let f = a
         .run_sql(
-            "SELECT set_config('statement_timeout', '0', false)",
+            &raw("SELECT set_config('statement_timeout', '0', false)"),
             a.limits(),
         )
         .await;
     assert!(f.success);
     let f = a
-        .run_sql("SELECT current_setting('search_path')", a.limits())
+        .run_sql(&raw("SELECT current_setting('search_path')"), a.limits())
         .await;
     assert_eq!(single_string(&f), SCHEMA);
     // A session advisory lock taken by a statement is released after it.
     let f = a
         .run_sql(
-            "SELECT 1 AS one FROM (SELECT pg_advisory_lock(4242)) AS s",
+            &raw("SELECT 1 AS one FROM (SELECT pg_advisory_lock(4242)) AS s"),
             a.limits(),
         )
         .await;
     assert!(f.success, "{:?}", f.error);
     let f = a
         .run_sql(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242",
+            &raw("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242"),
             a.limits(),
         )
         .await;
@@ -316,7 +326,10 @@ async fn a_large_result_stops_at_the_row_limit() {
         ..a.limits()
     };
     let f = a
-        .run_sql("SELECT g FROM generate_series(1, 100000000) AS g", limits)
+        .run_sql(
+            &raw("SELECT g FROM generate_series(1, 100000000) AS g"),
+            limits,
+        )
         .await;
     assert!(f.success, "{:?}", f.error);
     assert_eq!(f.row_count, 2_500);
@@ -495,7 +508,7 @@ fn first_int(frame: &nl2sql_adapter::ResultFrame) -> i64 {
 /// The adapter's next connection: its backend pid.
 async fn backend_pid(a: &PostgresAdapter) -> i64 {
     first_int(
-        &a.run_sql("SELECT pg_backend_pid()::bigint AS pid", a.limits())
+        &a.run_sql(&raw("SELECT pg_backend_pid()::bigint AS pid"), a.limits())
             .await,
     )
 }
@@ -510,7 +523,7 @@ async fn a_dropped_statement_is_interrupted() {
     let marker = format!("nl2sql_dropped_{}", std::process::id());
     let sql = format!("SELECT 1 AS {marker} FROM pg_sleep(30)");
     let slow = std::sync::Arc::clone(&a);
-    let task = tokio::spawn(async move { slow.run_sql(&sql, slow.limits()).await });
+    let task = tokio::spawn(async move { slow.run_sql(&raw(&sql), slow.limits()).await });
     let started = wait_running(&admin, &marker, true).await;
     assert_eq!(started.len(), 1, "the statement never ran");
     task.abort();
@@ -518,7 +531,9 @@ async fn a_dropped_statement_is_interrupted() {
     let left = wait_running(&admin, &marker, false).await;
     assert!(left.is_empty(), "still running on the server: {left:?}");
     // The adapter still answers.
-    let f = a.run_sql("SELECT 7::bigint AS seven", a.limits()).await;
+    let f = a
+        .run_sql(&raw("SELECT 7::bigint AS seven"), a.limits())
+        .await;
     assert_eq!(first_int(&f), 7);
 }
 
@@ -556,7 +571,7 @@ async fn a_statement_after_its_connection_was_terminated_still_answers() {
         .unwrap()
         .get(0);
     let f = a
-        .run_sql("SELECT count(*) AS n FROM machines", a.limits())
+        .run_sql(&raw("SELECT count(*) AS n FROM machines"), a.limits())
         .await;
     assert_eq!(first_int(&f), expected);
     assert!(expected > 0);
@@ -574,7 +589,7 @@ async fn a_connection_terminated_mid_statement_is_retried_once() {
     let marker = format!("nl2sql_retry_{}", std::process::id());
     let sql = format!("SELECT 42::bigint AS {marker} FROM pg_sleep(1)");
     let runner = std::sync::Arc::clone(&a);
-    let task = tokio::spawn(async move { runner.run_sql(&sql, runner.limits()).await });
+    let task = tokio::spawn(async move { runner.run_sql(&raw(&sql), runner.limits()).await });
     let pids = wait_running(&admin, &marker, true).await;
     assert_eq!(pids.len(), 1, "the statement never ran");
     admin
@@ -596,7 +611,7 @@ async fn a_second_dropped_connection_is_returned_as_unavailable() {
     let marker = format!("nl2sql_twice_{}", std::process::id());
     let sql = format!("SELECT 42::bigint AS {marker} FROM pg_sleep(2)");
     let runner = std::sync::Arc::clone(&a);
-    let task = tokio::spawn(async move { runner.run_sql(&sql, runner.limits()).await });
+    let task = tokio::spawn(async move { runner.run_sql(&raw(&sql), runner.limits()).await });
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !task.is_finished() {
         assert!(std::time::Instant::now() < deadline, "the statement hung");
@@ -620,7 +635,7 @@ async fn an_sql_error_is_not_retried() {
     let a = reader(&server).await;
     let pid = backend_pid(&a).await;
     let f = a
-        .run_sql("SELECT * FROM no_such_table_nl2sql", a.limits())
+        .run_sql(&raw("SELECT * FROM no_such_table_nl2sql"), a.limits())
         .await;
     assert_eq!(f.error_code(), Some(ResultErrorCode::ExecutionFailed));
     assert_eq!(a.retried_statements(), 0);

@@ -11,6 +11,13 @@ use nl2sql_adapter::{
 };
 use nl2sql_adapter_sqlite::SqliteAdapter;
 
+/// `sql` exactly as written, with no guard in front: these tests prove what the engine's
+/// own sandbox, limits and timeouts do.
+fn raw(sql: &str) -> nl2sql_validate::GuardedSql {
+    nl2sql_validate::GuardedSql::unguarded_for_sandbox_tests(nl2sql_state::Dialect::Sqlite, sql)
+}
+
+mod differential;
 mod write;
 
 fn fixture_path() -> PathBuf {
@@ -144,7 +151,7 @@ async fn sandbox_holds_without_the_guard_and_nothing_changes() {
     let before = sha256(&path);
     let a = adapter(&path);
     for sql in sandbox_statements(&dir) {
-        let frame = a.run_sql(&sql, a.limits()).await;
+        let frame = a.run_sql(&raw(&sql), a.limits()).await;
         assert!(!frame.success, "sandbox let through: {sql}");
         let code = frame.error_code().unwrap();
         assert!(
@@ -168,7 +175,7 @@ async fn sandbox_holds_without_the_guard_and_nothing_changes() {
         "writefile wrote a file"
     );
     // Writes are refused by the authorizer itself: a security violation, not a mere error.
-    let frame = a.run_sql("DELETE FROM products", a.limits()).await;
+    let frame = a.run_sql(&raw("DELETE FROM products"), a.limits()).await;
     assert_eq!(frame.error_code(), Some(ResultErrorCode::SecurityViolation));
     drop(a);
     assert_eq!(sha256(&path), before, "the database file changed");
@@ -178,7 +185,7 @@ async fn sandbox_holds_without_the_guard_and_nothing_changes() {
 async fn reads_still_work_after_refusals_and_values_match_the_file() {
     let path = copy_fixture("values");
     let a = adapter(&path);
-    let _ = a.run_sql("PRAGMA query_only = 0", a.limits()).await;
+    let _ = a.run_sql(&raw("PRAGMA query_only = 0"), a.limits()).await;
     let frame = a
         .execute(AdapterRequest::sql(
             "SELECT p.sku, count(*) AS runs FROM production_runs r JOIN products p ON p.id = r.product_id GROUP BY p.sku ORDER BY p.sku",
@@ -317,7 +324,7 @@ async fn timeout_is_fast_and_the_adapter_recovers() {
     let started = std::time::Instant::now();
     let frame = a
         .run_sql(
-            SLOW_SQL,
+            &raw(SLOW_SQL),
             Limits {
                 statement_timeout_ms: 150,
                 ..a.limits()
@@ -354,12 +361,12 @@ fn a_dropped_statement_is_interrupted() {
     let (dropped, next) = rt.block_on(async {
         let dropped = tokio::time::timeout(
             std::time::Duration::from_millis(200),
-            a.run_sql(SLOW_SQL, patient),
+            a.run_sql(&raw(SLOW_SQL), patient),
         )
         .await;
         let next = tokio::time::timeout(
             std::time::Duration::from_secs(20),
-            a.run_sql("SELECT count(*) AS n FROM machines", a.limits()),
+            a.run_sql(&raw("SELECT count(*) AS n FROM machines"), a.limits()),
         )
         .await;
         (dropped, next)
@@ -444,16 +451,16 @@ fn pathdiff(path: &Path, base: &Path) -> String {
 async fn dry_run_and_explain_do_not_execute() {
     let a = adapter(&fixture_path());
     let dry = a
-        .dry_run("SELECT name FROM machines WHERE factory_id = 1")
+        .dry_run(&raw("SELECT name FROM machines WHERE factory_id = 1"))
         .await;
     assert!(dry.is_valid);
     let plan = a
-        .explain("SELECT name FROM machines WHERE id = 1")
+        .explain(&raw("SELECT name FROM machines WHERE id = 1"))
         .await
         .unwrap();
     assert!(plan.plan_text.contains("machines"), "{}", plan.plan_text);
     // A write is refused by the dry run as well.
-    let dry = a.dry_run("DELETE FROM machines").await;
+    let dry = a.dry_run(&raw("DELETE FROM machines")).await;
     assert!(!dry.is_valid);
     assert_eq!(
         dry.error.unwrap().error_code,

@@ -6,6 +6,7 @@ mod config;
 mod datasources;
 mod doctor;
 mod failures;
+mod faults;
 mod list_adapters;
 mod plan_commands;
 mod plan_dag;

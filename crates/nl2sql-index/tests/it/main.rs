@@ -443,10 +443,10 @@ impl DatasourceAdapter for Unreachable {
     async fn schema_snapshot(&self) -> Result<SchemaSnapshot, ResultError> {
         Err(unavailable())
     }
-    async fn run_sql(&self, _sql: &str, _limits: Limits) -> ResultFrame {
+    async fn run_sql(&self, _sql: &nl2sql_validate::GuardedSql, _limits: Limits) -> ResultFrame {
         ResultFrame::failed(unavailable(), 0.0)
     }
-    async fn dry_run(&self, _sql: &str) -> DryRunResult {
+    async fn dry_run(&self, _sql: &nl2sql_validate::GuardedSql) -> DryRunResult {
         DryRunResult {
             is_valid: false,
             error_message: Some("connection refused".to_owned()),
@@ -454,10 +454,13 @@ impl DatasourceAdapter for Unreachable {
             error: Some(unavailable()),
         }
     }
-    async fn cost_estimate(&self, _sql: &str) -> Result<CostEstimate, ResultError> {
+    async fn cost_estimate(
+        &self,
+        _sql: &nl2sql_validate::GuardedSql,
+    ) -> Result<CostEstimate, ResultError> {
         Err(unavailable())
     }
-    async fn explain(&self, _sql: &str) -> Result<QueryPlan, ResultError> {
+    async fn explain(&self, _sql: &nl2sql_validate::GuardedSql) -> Result<QueryPlan, ResultError> {
         Err(unavailable())
     }
     fn details(&self) -> serde_json::Value {
@@ -545,10 +548,10 @@ impl DatasourceAdapter for Counting {
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
         manufacturing().schema_snapshot().await
     }
-    async fn run_sql(&self, _sql: &str, _limits: Limits) -> ResultFrame {
+    async fn run_sql(&self, _sql: &nl2sql_validate::GuardedSql, _limits: Limits) -> ResultFrame {
         ResultFrame::failed(unavailable(), 0.0)
     }
-    async fn dry_run(&self, _sql: &str) -> DryRunResult {
+    async fn dry_run(&self, _sql: &nl2sql_validate::GuardedSql) -> DryRunResult {
         DryRunResult {
             is_valid: false,
             error_message: None,
@@ -556,10 +559,13 @@ impl DatasourceAdapter for Counting {
             error: Some(unavailable()),
         }
     }
-    async fn cost_estimate(&self, _sql: &str) -> Result<CostEstimate, ResultError> {
+    async fn cost_estimate(
+        &self,
+        _sql: &nl2sql_validate::GuardedSql,
+    ) -> Result<CostEstimate, ResultError> {
         Err(unavailable())
     }
-    async fn explain(&self, _sql: &str) -> Result<QueryPlan, ResultError> {
+    async fn explain(&self, _sql: &nl2sql_validate::GuardedSql) -> Result<QueryPlan, ResultError> {
         Err(unavailable())
     }
     fn details(&self) -> serde_json::Value {

@@ -38,13 +38,18 @@ async fn registry(layout: &DemoLayout) -> DatasourceRegistry {
     DatasourceRegistry::from_config(&config, &layout.dir, &EnvSecrets).unwrap()
 }
 
+/// `sql` as the guard (without a schema) renders it for `a`.
+fn guarded(a: &dyn DatasourceAdapter, sql: &str) -> nl2sql_validate::GuardedSql {
+    nl2sql_adapter::shape_check(a.id(), a.dialect(), sql).unwrap()
+}
+
 async fn adapter(reg: &DatasourceRegistry, id: &str) -> Arc<dyn DatasourceAdapter> {
     reg.adapter(id).await.unwrap()
 }
 
 /// One number of a one-row, one-column result.
 async fn scalar(a: &dyn DatasourceAdapter, sql: &str) -> i64 {
-    let frame = a.run_sql(sql, dump_limits()).await;
+    let frame = a.run_sql(&guarded(a, sql), dump_limits()).await;
     assert!(frame.success, "{sql}: {:?}", frame.error);
     let col = frame.batches[0].column(0);
     let col = arrow::compute::cast(col, &arrow::datatypes::DataType::Int64).unwrap();
@@ -55,7 +60,7 @@ async fn scalar(a: &dyn DatasourceAdapter, sql: &str) -> i64 {
 async fn content(a: &dyn DatasourceAdapter, table: &str) -> (u64, u64) {
     let frame = a
         .run_sql(
-            &format!("SELECT * FROM \"{table}\" ORDER BY 1"),
+            &guarded(a, &format!("SELECT * FROM \"{table}\" ORDER BY 1")),
             dump_limits(),
         )
         .await;
@@ -242,7 +247,7 @@ async fn the_demo_loads_opens_and_keeps_its_keys() {
 }
 
 async fn column_set(a: &dyn DatasourceAdapter, sql: &str) -> BTreeSet<String> {
-    let frame = a.run_sql(sql, dump_limits()).await;
+    let frame = a.run_sql(&guarded(a, sql), dump_limits()).await;
     assert!(frame.success, "{sql}: {:?}", frame.error);
     let mut out = BTreeSet::new();
     for batch in &frame.batches {

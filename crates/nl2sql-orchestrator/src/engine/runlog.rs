@@ -46,8 +46,9 @@ pub fn run_log_path(data_dir: &Path, trace_id: &str) -> PathBuf {
     data_dir.join("runs").join(format!("{trace_id}.jsonl"))
 }
 
-/// Reads a run log. Errors (`INVALID_STATE`): unreadable file or a line that is not an
-/// entry (the message names the line).
+/// Reads a run log. A last line without its newline (cut by a crash) is left out.
+/// Errors (`INVALID_STATE`): unreadable file or a whole line that is not an entry (the
+/// message names the line).
 pub fn read_run_log(path: &Path) -> Result<Vec<RunLogEntry>, PipelineError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         PipelineError::new(
@@ -57,7 +58,14 @@ pub fn read_run_log(path: &Path) -> Result<Vec<RunLogEntry>, PipelineError> {
             format!("cannot read run log {}: {e}", path.display()),
         )
     })?;
-    text.lines()
+    // A last line without its newline was cut by a crash (the process killed during the
+    // write): the run ended there.
+    let complete = match text.rfind('\n') {
+        Some(end) => &text[..=end],
+        None => "",
+    };
+    complete
+        .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
         .map(|(i, line)| {
@@ -173,9 +181,17 @@ impl RunLog {
             }
         };
         line.push('\n');
+        // One write per line; when it fails part way (a full disk), the file is cut back
+        // to its last whole line, so a line is in the log whole or not at all.
+        let before = f.metadata().map(|m| m.len()).ok();
         match f.write_all(line.as_bytes()).and_then(|()| f.flush()) {
             Ok(()) => *seq += 1,
-            Err(e) => tracing::warn!(error = %e, "run log line not written"),
+            Err(e) => {
+                if let Some(len) = before {
+                    let _ = f.set_len(len);
+                }
+                tracing::warn!(error = %e, "run log line not written");
+            }
         }
     }
 }
@@ -235,5 +251,40 @@ mod tests {
         let t = UNIX_EPOCH + Duration::from_millis(1_709_210_096_789);
         assert_eq!(iso8601(t), "2024-02-29T12:34:56.789Z");
         assert_eq!(iso8601(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn a_line_cut_by_a_crash_is_left_out_and_a_whole_bad_line_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("nl2sql-runlog-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (log, warning) = RunLog::open(Some(&dir), "t-cut");
+        assert_eq!(warning, None);
+        for node in ["datasource_resolver", "decomposer"] {
+            log.record(Record {
+                node,
+                subgraph_id: None,
+                attempt: None,
+                started_at: UNIX_EPOCH,
+                duration: Duration::ZERO,
+                delta: serde_json::json!({"ok": true}),
+                errors: &[],
+            });
+        }
+        let path = run_log_path(&dir, "t-cut");
+        // A crash in the middle of the third line.
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"trace_id\":\"t-cut\",\"seq\":2,\"no")
+            .unwrap();
+        let entries = read_run_log(&path).unwrap();
+        assert_eq!(
+            entries.iter().map(|e| e.node.as_str()).collect::<Vec<_>>(),
+            ["datasource_resolver", "decomposer"]
+        );
+        // The same bytes with a newline are a whole line that is not an entry.
+        f.write_all(b"\n").unwrap();
+        let err = read_run_log(&path).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidState);
+        assert!(err.message.contains("line 3"), "{}", err.message);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

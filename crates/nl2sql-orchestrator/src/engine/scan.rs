@@ -7,8 +7,7 @@ use std::time::{Instant, SystemTime};
 
 use arrow::datatypes::Schema;
 use nl2sql_adapter::{
-    AdapterRequest, DatasourceAdapter, PhysicalSettings, RequestLimits, ResultFrame,
-    validate_physical,
+    DatasourceAdapter, PhysicalSettings, RequestLimits, ResultFrame, validate_physical,
 };
 use nl2sql_artifacts::ArtifactMeta;
 use nl2sql_index::{SchemaContext, SchemaRequest, SchemaRetriever};
@@ -507,9 +506,19 @@ async fn attempt(
         out.errors = vec![e];
         return out;
     }
-    let mut request = AdapterRequest::sql(sql.clone());
-    request.trace_id = Some(ctx.trace_id.clone());
-    request.limits = RequestLimits {
+    // What runs is the guard's rendering of the statement physical validation approved.
+    let Some(guarded) = physical.guarded.clone() else {
+        let e = PipelineError::new(
+            "executor",
+            ErrorCode::UnknownError,
+            Severity::Error,
+            "physical validation passed without a guarded statement",
+        );
+        scan.log_error("executor", Some(n), t, &e);
+        out.errors = vec![e];
+        return out;
+    };
+    let request_limits = RequestLimits {
         row_limit: Some(limits.row_limit),
         timeout_ms: Some(limits.statement_timeout_ms),
         max_bytes: Some(limits.max_bytes),
@@ -517,7 +526,10 @@ async fn attempt(
     let frame: Option<Result<ResultFrame, _>> = tokio::select! {
         biased;
         () = ctx.cancel.cancelled() => None,
-        r = tokio::time::timeout(options.database_timeout, adapter.execute(request)) => Some(r),
+        r = tokio::time::timeout(
+            options.database_timeout,
+            adapter.execute_guarded(&guarded, &request_limits),
+        ) => Some(r),
     };
     let frame = match frame {
         None => {
@@ -542,7 +554,7 @@ async fn attempt(
         "sql_executed",
         json!({
             "datasource_id": ds,
-            "sql_sha256": sha256_hex(sql.as_bytes()),
+            "sql_sha256": sha256_hex(guarded.as_str().as_bytes()),
             "row_count": frame.row_count,
             "truncated": frame.truncated,
             "duration_ms": millis(t.1.elapsed()),
@@ -599,11 +611,12 @@ async fn attempt(
             return out;
         }
         Some(Err(mut e)) => {
-            // The statement ran but its result cannot be kept: an executor fault
-            // (EXECUTOR_CRASH, not retried), whatever the store called it.
+            // The statement ran but its result cannot be kept (a full disk, a store that
+            // refuses the write): not retried, and said as the store said it.
             e.node = "executor".to_owned();
-            e.code = ErrorCode::ExecutorCrash;
+            e.code = ErrorCode::ExecutionFailed;
             e.severity = Severity::Critical;
+            e.message = format!("the result could not be stored: {}", e.message);
             scan.log_error("executor", Some(n), t, &e);
             out.errors = vec![e];
             return out;

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use nl2sql_adapter::{
-    AdapterRequest, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult, Limits,
-    QueryPlan, ResultError, ResultFrame,
+    CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult, Limits, QueryPlan, ResultError,
+    ResultFrame,
 };
 use nl2sql_adapter_sqlite::SqliteAdapter;
 use nl2sql_orchestrator::{AskOptions, DatasourceRegistry, Engine};
@@ -91,24 +91,31 @@ impl DatasourceAdapter for Counting {
     async fn schema_contract(&self) -> Result<SchemaContract, ResultError> {
         self.inner.schema_contract().await
     }
-    async fn run_sql(&self, sql: &str, limits: Limits) -> ResultFrame {
+    async fn run_sql(&self, sql: &nl2sql_validate::GuardedSql, limits: Limits) -> ResultFrame {
         self.inner.run_sql(sql, limits).await
     }
-    async fn dry_run(&self, sql: &str) -> DryRunResult {
+    async fn dry_run(&self, sql: &nl2sql_validate::GuardedSql) -> DryRunResult {
         self.inner.dry_run(sql).await
     }
-    async fn cost_estimate(&self, sql: &str) -> Result<CostEstimate, ResultError> {
+    async fn cost_estimate(
+        &self,
+        sql: &nl2sql_validate::GuardedSql,
+    ) -> Result<CostEstimate, ResultError> {
         self.inner.cost_estimate(sql).await
     }
-    async fn explain(&self, sql: &str) -> Result<QueryPlan, ResultError> {
+    async fn explain(&self, sql: &nl2sql_validate::GuardedSql) -> Result<QueryPlan, ResultError> {
         self.inner.explain(sql).await
     }
     fn details(&self) -> serde_json::Value {
         self.inner.details()
     }
-    async fn execute(&self, req: AdapterRequest) -> ResultFrame {
+    async fn execute_guarded(
+        &self,
+        sql: &nl2sql_validate::GuardedSql,
+        limits: &nl2sql_adapter::RequestLimits,
+    ) -> ResultFrame {
         self.executed.fetch_add(1, Ordering::SeqCst);
-        self.inner.execute(req).await
+        self.inner.execute_guarded(sql, limits).await
     }
 }
 

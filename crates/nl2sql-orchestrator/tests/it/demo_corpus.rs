@@ -194,7 +194,9 @@ async fn run_gold(engine: &Engine, datasource: &str, sql: &str) -> Result<Table,
         .await
         .map_err(|e| format!("{e:?}"))?;
     let limits = registry.limits(datasource).map_err(|e| e.to_string())?;
-    let frame = adapter.run_sql(sql, limits).await;
+    let sql = nl2sql_adapter::shape_check(adapter.id(), adapter.dialect(), sql)
+        .map_err(|e| format!("the guard refused the gold query: {e:?}"))?;
+    let frame = adapter.run_sql(&sql, limits).await;
     if !frame.success {
         return Err(format!("{:?}", frame.error));
     }

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use nl2sql_adapter::{AdapterRequest, Limits, ResultError, ResultErrorCode, ResultFrame};
+use nl2sql_adapter::{Limits, ResultError, ResultErrorCode, ResultFrame};
 use nl2sql_adapter_sqlite::SqliteAdapter;
 use nl2sql_orchestrator::{
     AskOptions, DatasourceRegistry, Engine, EngineOptions, RunLogEntry, RunResult, effective_url,
@@ -498,7 +498,11 @@ struct RefusingExecution {
 }
 
 wrapping_adapter!(RefusingExecution {
-    async fn execute(&self, _req: AdapterRequest) -> ResultFrame {
+    async fn execute_guarded(
+        &self,
+        _sql: &nl2sql_validate::GuardedSql,
+        _limits: &nl2sql_adapter::RequestLimits,
+    ) -> ResultFrame {
         let e = ResultError::new(
             ResultErrorCode::SecurityViolation,
             "The engine sandbox refused the statement.",

@@ -44,23 +44,23 @@ macro_rules! wrapping_adapter {
             }
             async fn run_sql(
                 &self,
-                sql: &str,
+                sql: &nl2sql_validate::GuardedSql,
                 limits: nl2sql_adapter::Limits,
             ) -> nl2sql_adapter::ResultFrame {
                 self.inner.run_sql(sql, limits).await
             }
-            async fn dry_run(&self, sql: &str) -> nl2sql_adapter::DryRunResult {
+            async fn dry_run(&self, sql: &nl2sql_validate::GuardedSql) -> nl2sql_adapter::DryRunResult {
                 self.inner.dry_run(sql).await
             }
             async fn cost_estimate(
                 &self,
-                sql: &str,
+                sql: &nl2sql_validate::GuardedSql,
             ) -> Result<nl2sql_adapter::CostEstimate, nl2sql_adapter::ResultError> {
                 self.inner.cost_estimate(sql).await
             }
             async fn explain(
                 &self,
-                sql: &str,
+                sql: &nl2sql_validate::GuardedSql,
             ) -> Result<nl2sql_adapter::QueryPlan, nl2sql_adapter::ResultError> {
                 self.inner.explain(sql).await
             }

@@ -562,7 +562,7 @@ fn a_panic_outside_the_scans_fails_the_run_with_unknown_error() {
 }
 
 #[test]
-fn an_artifact_that_cannot_be_written_is_an_executor_crash_and_is_not_retried() {
+fn an_artifact_that_cannot_be_written_fails_the_scan_saying_why_and_is_not_retried() {
     let dir = TempDir::new("artifact-fault");
     let url = format!("sqlite://{}", fixture().canonicalize().unwrap().display());
     let store_dir = dir.0.join("results");
@@ -590,10 +590,21 @@ fn an_artifact_that_cannot_be_written_is_an_executor_crash_and_is_not_retried() 
     });
     assert_eq!(r.status, RunStatus::Failed);
     let sq = &r.subqueries[0];
-    assert_eq!(sq.attempts, 1, "an executor crash is not retried");
-    let crash = r.errors_with(ErrorCode::ExecutorCrash);
-    assert_eq!(crash.len(), 1, "{:#?}", r.errors);
-    assert_eq!(crash[0].node, "executor");
+    assert_eq!(
+        sq.attempts, 1,
+        "a result that cannot be stored is not retried"
+    );
+    let failed = r.errors_with(ErrorCode::ExecutionFailed);
+    assert_eq!(failed.len(), 1, "{:#?}", r.errors);
+    assert_eq!(failed[0].node, "executor");
+    assert!(
+        failed[0]
+            .message
+            .starts_with("the result could not be stored: cannot write artifact"),
+        "{}",
+        failed[0].message
+    );
+    assert_eq!(failed[0].severity, nl2sql_state::Severity::Critical);
     assert!(sq.artifact.is_none());
     assert_eq!(std::fs::read(&store_dir).unwrap(), b"not a directory");
 }

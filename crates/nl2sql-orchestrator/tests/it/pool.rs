@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use nl2sql_adapter::{AdapterRequest, Limits, ResultError, ResultFrame};
+use nl2sql_adapter::{Limits, ResultError, ResultFrame};
 use nl2sql_adapter_sqlite::SqliteAdapter;
 use nl2sql_orchestrator::{AskOptions, DatasourceRegistry, Engine, EngineOptions};
 use nl2sql_plan::{CombineGroup, CombineInput, CombineOperation, DecomposerResponse, PlanModel};
@@ -67,8 +67,14 @@ impl Gauge {
 }
 
 wrapping_adapter!(Gauge, own schema_snapshot {
-    async fn execute(&self, req: AdapterRequest) -> ResultFrame {
-        self.statements.hold(self.inner.execute(req)).await
+    async fn execute_guarded(
+        &self,
+        sql: &nl2sql_validate::GuardedSql,
+        limits: &nl2sql_adapter::RequestLimits,
+    ) -> ResultFrame {
+        self.statements
+            .hold(self.inner.execute_guarded(sql, limits))
+            .await
     }
     async fn schema_snapshot(&self) -> Result<nl2sql_state::SchemaSnapshot, ResultError> {
         self.snapshots.hold(self.inner.schema_snapshot()).await

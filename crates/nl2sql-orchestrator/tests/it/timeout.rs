@@ -18,13 +18,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use nl2sql_adapter::{AdapterRequest, DatasourceAdapter, Limits, ResultFrame};
+use nl2sql_adapter::{DatasourceAdapter, Limits, ResultFrame};
 use nl2sql_adapter_sqlite::SqliteAdapter;
 use nl2sql_orchestrator::{AskOptions, DatasourceRegistry, Engine, EngineOptions, RunResult};
 use nl2sql_planner::OfflinePlanner;
 use nl2sql_state::{ErrorCode, RunStatus, ScanStatus};
 use nl2sql_test_support::{TempDir, manufacturing_db};
-use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 /// The adapter's own statement timeout: what would stop a statement nobody interrupts.
@@ -74,20 +73,20 @@ struct Stalling {
 }
 
 wrapping_adapter!(Stalling {
-    async fn execute(&self, mut req: AdapterRequest) -> ResultFrame {
+    async fn execute_guarded(
+        &self,
+        _sql: &nl2sql_validate::GuardedSql,
+        limits: &nl2sql_adapter::RequestLimits,
+    ) -> ResultFrame {
         let _gone = Gone(Arc::clone(&self.events));
-        req.payload = json!({ "sql": SLOW_SQL });
+        let slow = nl2sql_adapter::shape_check(self.inner.id(), self.inner.dialect(), SLOW_SQL)
+            .unwrap();
         {
             let mut events = self.events.lock().unwrap();
             events.started = Some(Instant::now());
-            events.timeout_ms = Some(
-                self.inner
-                    .limits()
-                    .narrowed_by(&req.limits)
-                    .statement_timeout_ms,
-            );
+            events.timeout_ms = Some(self.inner.limits().narrowed_by(limits).statement_timeout_ms);
         }
-        let frame = self.inner.execute(req).await;
+        let frame = self.inner.execute_guarded(&slow, limits).await;
         self.events.lock().unwrap().finished = Some(Instant::now());
         frame
     }
@@ -208,7 +207,10 @@ impl Harness {
         }
 
         // The interrupt did not outlive its statement: the next one runs.
-        let frame = self.adapter.run_sql("SELECT 1", Limits::default()).await;
+        let one =
+            nl2sql_adapter::shape_check(self.adapter.id(), self.adapter.dialect(), "SELECT 1")
+                .unwrap();
+        let frame = self.adapter.run_sql(&one, Limits::default()).await;
         assert!(frame.success, "{:?}", frame.error);
         assert_eq!(frame.row_count, 1);
         freed_after

@@ -146,9 +146,12 @@ fn open_fixture() -> SqliteAdapter {
 
 // ------------------------------------------------------------------------ result tables
 
-/// Runs a gold query (no guard: the corpus is trusted) and returns its table.
+/// Runs a gold query (through the guard's shape and security checks) and returns its
+/// table.
 async fn run_gold(adapter: &SqliteAdapter, sql: &str) -> Result<Table, String> {
-    let frame = adapter.run_sql(sql, adapter.limits()).await;
+    let sql = nl2sql_adapter::shape_check(adapter.id(), adapter.dialect(), sql)
+        .map_err(|e| format!("the guard refused the gold query: {e:?}"))?;
+    let frame = adapter.run_sql(&sql, adapter.limits()).await;
     if !frame.success {
         return Err(format!("{:?}", frame.error));
     }

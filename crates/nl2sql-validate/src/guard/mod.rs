@@ -8,11 +8,14 @@
 
 mod catalog;
 mod functions;
+mod guarded;
 mod ident;
+mod render;
 mod report;
 mod resolve;
 mod security;
 mod shape;
+mod sizes;
 mod suggest;
 
 #[cfg(test)]
@@ -24,14 +27,16 @@ use sqlparser::dialect::{
     DuckDbDialect, GenericDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect,
 };
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::Span;
+use sqlparser::tokenizer::{Span, Tokenizer};
 
 use catalog::Catalog;
 
+pub use guarded::GuardedSql;
 pub use report::{GuardReport, GuardStatus};
+pub use resolve::TableRead;
 
-/// sqlparser's dialect for ours.
-pub(crate) fn parser_dialect(dialect: Dialect) -> Box<dyn sqlparser::dialect::Dialect> {
+/// sqlparser's dialect for ours: the one the guard parses each of our dialects with.
+pub fn parser_dialect(dialect: Dialect) -> Box<dyn sqlparser::dialect::Dialect> {
     match dialect {
         Dialect::DuckDb => Box::new(DuckDbDialect {}),
         Dialect::Postgres => Box::new(PostgreSqlDialect {}),
@@ -68,6 +73,9 @@ pub struct GuardContext {
     pub(crate) catalog: Catalog,
     pub(crate) policy: Option<AccessPolicy>,
     pub(crate) limits: GuardLimits,
+    /// The policy's switches (recursive CTEs, system catalogs, table functions) were
+    /// decided by an earlier check of the same statement.
+    pub(crate) switches_decided: bool,
 }
 
 impl GuardContext {
@@ -80,6 +88,7 @@ impl GuardContext {
             catalog: Catalog::new(contract, dialect),
             policy: None,
             limits: GuardLimits::default(),
+            switches_decided: false,
         }
     }
 
@@ -92,6 +101,19 @@ impl GuardContext {
             catalog: Catalog::open(),
             policy: None,
             limits: GuardLimits::default(),
+            switches_decided: false,
+        }
+    }
+
+    /// A context for checking again, in another process, a statement this guard already
+    /// approved with the caller's schema and policy (a worker process receiving it): no
+    /// schema, and the policy's switches (recursive CTEs, system catalogs, table
+    /// functions) taken as decided. Every other check runs again, and the statement that
+    /// runs is this check's rendering.
+    pub fn rechecking(datasource_id: &str, dialect: Dialect) -> Self {
+        GuardContext {
+            switches_decided: true,
+            ..GuardContext::without_schema(datasource_id, dialect)
         }
     }
 
@@ -115,21 +137,27 @@ impl GuardContext {
     }
 
     pub(crate) fn allows_system_catalogs(&self) -> bool {
-        self.policy
-            .as_ref()
-            .is_some_and(AccessPolicy::allows_system_catalogs)
+        self.switches_decided
+            || self
+                .policy
+                .as_ref()
+                .is_some_and(AccessPolicy::allows_system_catalogs)
     }
 
     pub(crate) fn allows_recursive_cte(&self) -> bool {
-        self.policy
-            .as_ref()
-            .is_some_and(AccessPolicy::allows_recursive_cte)
+        self.switches_decided
+            || self
+                .policy
+                .as_ref()
+                .is_some_and(AccessPolicy::allows_recursive_cte)
     }
 
     pub(crate) fn allows_table_function(&self, name: &str) -> bool {
-        self.policy
-            .as_ref()
-            .is_some_and(|p| p.table_function_allowed(name))
+        self.switches_decided
+            || self
+                .policy
+                .as_ref()
+                .is_some_and(|p| p.table_function_allowed(name))
     }
 }
 
@@ -238,57 +266,72 @@ impl SqlGuard {
         // Long inputs can hold long operator chains (`1 + a + a + …`), whose syntax trees
         // are deep enough to exhaust a thread's stack while they are walked or dropped.
         // Such inputs are checked on a fresh, large stack (reserved lazily, so cheap).
-        let (issues, resolutions) = if sql.len() > BIG_INPUT_BYTES {
+        let checked = if sql.len() > BIG_INPUT_BYTES {
             stacker::grow(BIG_STACK_BYTES.max(sql.len() * 1024), || self.issues(sql))
         } else {
             self.issues(sql)
         };
-        GuardReport::new(sql, issues, resolutions)
+        let guarded = checked
+            .rendered
+            .map(|text| GuardedSql::new(text, self.ctx.dialect));
+        let mut report = GuardReport::new(sql, checked.issues, checked.resolutions, guarded);
+        report.reads = checked.reads;
+        report
     }
 
-    fn issues(&self, sql: &str) -> (Vec<GuardIssue>, Vec<ColumnResolution>) {
+    /// Checks `sql` and returns the statement to run, or the report when it may not run.
+    pub fn guard(&self, sql: &str) -> Result<GuardedSql, Box<GuardReport>> {
+        let mut report = self.check(sql);
+        match report.guarded.take() {
+            Some(guarded) => Ok(guarded),
+            None => Err(Box::new(report)),
+        }
+    }
+
+    fn issues(&self, sql: &str) -> Checked {
         let ctx = &self.ctx;
         // G0: bounds.
         if sql.len() > ctx.limits.max_bytes {
-            return (
-                vec![GuardIssue::new(
-                    ErrorCode::SqlSyntaxError,
-                    format!(
-                        "statement is {} bytes long, more than the limit of {} bytes",
-                        sql.len(),
-                        ctx.limits.max_bytes
-                    ),
-                    None,
-                )],
-                Vec::new(),
-            );
+            return Checked::refused(GuardIssue::new(
+                ErrorCode::SqlSyntaxError,
+                format!(
+                    "statement is {} bytes long, more than the limit of {} bytes",
+                    sql.len(),
+                    ctx.limits.max_bytes
+                ),
+                None,
+            ));
         }
         if sql.trim().is_empty() {
-            return (
-                vec![GuardIssue::new(
-                    ErrorCode::SqlSyntaxError,
-                    "statement is empty",
-                    None,
-                )],
-                Vec::new(),
-            );
+            return Checked::refused(GuardIssue::new(
+                ErrorCode::SqlSyntaxError,
+                "statement is empty",
+                None,
+            ));
         }
-        // G1: parse.
+        // G1: parse (tokenized once here, so executable comments can be seen).
         let dialect = parser_dialect(ctx.dialect);
-        let parsed = Parser::new(dialect.as_ref())
-            .with_recursion_limit(ctx.limits.max_depth)
-            .try_with_sql(sql)
-            .and_then(|mut p| p.parse_statements());
-        let statements = match parsed {
-            Ok(statements) => statements,
-            Err(err) => return (vec![shape::parse_failure(ctx, sql, &err)], Vec::new()),
+        let parsed = Tokenizer::new(dialect.as_ref(), sql)
+            .with_unescape(true)
+            .tokenize_with_location()
+            .map_err(ParserError::from)
+            .and_then(|tokens| {
+                let comments = render::executable_comments(&tokens);
+                Parser::new(dialect.as_ref())
+                    .with_recursion_limit(ctx.limits.max_depth)
+                    .with_tokens_with_locations(tokens)
+                    .parse_statements()
+                    .map(|statements| (statements, comments))
+            });
+        let (statements, mut issues) = match parsed {
+            Ok(parsed) => parsed,
+            Err(err) => return Checked::refused(shape::parse_failure(ctx, sql, &err)),
         };
         // G2: one statement, a query.
         let query = match shape::single_query(&statements) {
             Ok(query) => query,
-            Err(issue) => return (vec![*issue], Vec::new()),
+            Err(issue) => return Checked::refused(*issue),
         };
-        let mut issues = Vec::new();
         // G9 (datasource part).
         if let Some(policy) = &ctx.policy
             && !policy.datasource_allowed(&ctx.datasource_id)
@@ -314,7 +357,40 @@ impl SqlGuard {
         dedup(&mut issues);
         let mut resolutions = resolution.resolutions;
         resolutions.sort_by_key(|r| r.span);
-        (issues, resolutions)
+        // What runs is the guard's rendering of the tree it checked.
+        let mut rendered = None;
+        if issues.is_empty() {
+            match render::render(ctx.dialect, &statements[0], sql) {
+                Ok(text) => rendered = Some(text),
+                Err(issue) => issues.push(issue),
+            }
+        }
+        Checked {
+            issues,
+            resolutions,
+            reads: resolution.reads,
+            rendered,
+        }
+    }
+}
+
+/// What [`SqlGuard::issues`] found.
+struct Checked {
+    issues: Vec<GuardIssue>,
+    resolutions: Vec<ColumnResolution>,
+    reads: Vec<TableRead>,
+    /// The text to run, when nothing was found.
+    rendered: Option<String>,
+}
+
+impl Checked {
+    fn refused(issue: GuardIssue) -> Self {
+        Checked {
+            issues: vec![issue],
+            resolutions: Vec::new(),
+            reads: Vec::new(),
+            rendered: None,
+        }
     }
 }
 

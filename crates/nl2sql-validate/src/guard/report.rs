@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use nl2sql_state::{ErrorCode, Severity};
 use serde::Serialize;
 
-use super::{ColumnResolution, GuardIssue};
+use super::{ColumnResolution, GuardIssue, GuardedSql, TableRead};
 
 /// Overall verdict on a statement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -45,6 +45,15 @@ pub struct GuardReport {
     /// How each column reference resolved, in source order (not serialised in reports).
     #[serde(skip)]
     pub resolutions: Vec<ColumnResolution>,
+    /// What the engine runs when the status is `ok`: the guard's rendering of the tree it
+    /// checked (not serialised in reports).
+    #[serde(skip)]
+    pub guarded: Option<GuardedSql>,
+    /// The datasource's tables the statement reads and their columns, as the guard
+    /// resolved them (not serialised in reports; the differential tests compare them with
+    /// what each engine reports reading).
+    #[serde(skip)]
+    pub reads: Vec<TableRead>,
 }
 
 impl GuardReport {
@@ -52,6 +61,7 @@ impl GuardReport {
         sql: &str,
         issues: Vec<GuardIssue>,
         resolutions: Vec<ColumnResolution>,
+        guarded: Option<GuardedSql>,
     ) -> Self {
         let rejected = issues.iter().any(|i| {
             i.code == ErrorCode::SecurityViolation
@@ -81,6 +91,12 @@ impl GuardReport {
             feedback,
             sql: sql.to_owned(),
             resolutions,
+            guarded: if status == GuardStatus::Ok {
+                guarded
+            } else {
+                None
+            },
+            reads: Vec::new(),
         }
     }
 

@@ -6,7 +6,7 @@
 //! expressions are found with sqlparser's visitor, so no expression position is missed,
 //! and resolved right where they appear with the current scope as their parent.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::ops::ControlFlow;
 use std::rc::Rc;
 
@@ -37,6 +37,20 @@ pub(crate) struct Resolution {
     pub(crate) handled_queries: HashSet<*const Query>,
     /// Identifier expressions the walk saw.
     pub(crate) handled_names: HashSet<*const Expr>,
+    /// The datasource's tables the statement reads, and their columns.
+    pub(crate) reads: Vec<TableRead>,
+}
+
+/// One table of the datasource a statement reads, and the columns it reads there
+/// (directly, through `*`, or in a join, filter, grouping or ordering).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TableRead {
+    /// Schema name as stored.
+    pub schema: String,
+    /// Table name as stored.
+    pub table: String,
+    /// Stored names of the columns read, in table order.
+    pub columns: Vec<String>,
 }
 
 /// Resolves `query`. The caller checks, with [`Resolution::handled_queries`] and
@@ -51,9 +65,26 @@ pub(crate) fn resolve(ctx: &GuardContext, query: &Query) -> Resolution {
         handled_queries: HashSet::new(),
         handled_names: HashSet::new(),
         table_cols: HashMap::new(),
+        reads: BTreeMap::new(),
     };
     resolver.query(query, None);
+    let reads = resolver
+        .reads
+        .iter()
+        .map(|(&idx, positions)| {
+            let table = ctx.catalog.table(idx);
+            TableRead {
+                schema: table.schema.clone(),
+                table: table.name.clone(),
+                columns: positions
+                    .iter()
+                    .filter_map(|&i| table.columns.get(i).map(|(_, name)| name.clone()))
+                    .collect(),
+            }
+        })
+        .collect();
     Resolution {
+        reads,
         issues: resolver.issues,
         resolutions: resolver.resolutions,
         cte_names: resolver.cte_names,
@@ -169,6 +200,8 @@ struct Resolver<'g> {
     handled_names: HashSet<*const Expr>,
     /// Column lists of catalog tables, built once per check.
     table_cols: HashMap<usize, Cols>,
+    /// Catalog tables bound anywhere, with the positions of their columns read.
+    reads: BTreeMap<usize, BTreeSet<usize>>,
 }
 
 fn span_of(span: Span) -> Option<SqlSpan> {
@@ -653,6 +686,7 @@ impl<'g> Resolver<'g> {
                     continue;
                 }
                 self.check_denied(rel, key, span);
+                self.note_read(rel, key);
                 if let Some(out) = out.as_mut() {
                     out.push(col.clone());
                 }
@@ -1030,6 +1064,7 @@ impl<'g> Resolver<'g> {
                 let mut rel = RangeVar::unknown(alias_key.or(Some(table_key)));
                 rel.cols = Some(cols);
                 rel.table = Some(idx);
+                self.reads.entry(idx).or_default();
                 self.check_table_policy(idx, span);
                 if let Some(a) = alias {
                     rel.cols = self.rename(rel.cols, a);
@@ -1136,6 +1171,7 @@ impl<'g> Resolver<'g> {
     }
 
     fn record(&mut self, key: &str, rel: &RangeVar, span: Span) {
+        self.note_read(rel, key);
         self.resolutions.push(ColumnResolution {
             column: key.to_owned(),
             qualifier: rel.key.clone(),
@@ -1144,6 +1180,16 @@ impl<'g> Resolver<'g> {
                 .map(|i| self.ctx.catalog.table(i).name.to_lowercase()),
             span: span_of(span),
         });
+    }
+
+    /// Notes that `key`, a column of `rel`, is read when `rel` is a catalog table.
+    fn note_read(&mut self, rel: &RangeVar, key: &str) {
+        let (Some(idx), Some(cols)) = (rel.table, &rel.cols) else {
+            return;
+        };
+        if let Some(position) = cols.iter().position(|c| c.key.as_deref() == Some(key)) {
+            self.reads.entry(idx).or_default().insert(position);
+        }
     }
 
     fn alias_visible(&self, ctx: Ctx) -> bool {

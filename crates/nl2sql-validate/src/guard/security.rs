@@ -5,7 +5,7 @@
 
 use std::ops::ControlFlow;
 
-use nl2sql_state::ErrorCode;
+use nl2sql_state::{Dialect, ErrorCode};
 use sqlparser::ast::{
     BinaryOperator, Expr, FunctionArguments, ObjectName, Query, Select, SetExpr, Spanned,
     Statement, TableFactor, Value, Visit, Visitor,
@@ -59,6 +59,16 @@ impl SecurityVisitor<'_> {
     fn check_select(&mut self, select: &Select) {
         // The SELECT keyword: cheap, unlike the span of the whole select.
         let span = select.select_token.0.span;
+        if !select.optimizer_hints.is_empty() {
+            // MySQL's SET_VAR hint changes session variables for the statement; other
+            // hints steer the engine. The rendering would keep them, so they are refused.
+            self.push(
+                ErrorCode::SecurityViolation,
+                "optimizer hints (/*+ … */) can change session settings and plans; they are not allowed"
+                    .to_owned(),
+                span,
+            );
+        }
         if select.into.is_some() {
             self.push(
                 ErrorCode::SecurityViolation,
@@ -218,6 +228,13 @@ impl SecurityVisitor<'_> {
             ),
             FunctionVerdict::Allowed => {}
         }
+        let sizes = super::sizes::check(
+            self.ctx.dialect,
+            &name,
+            function,
+            SqlSpan::from_parser(span),
+        );
+        self.issues.extend(sizes);
         if !matches!(function.parameters, FunctionArguments::None) {
             self.push(
                 ErrorCode::UnsupportedSql,
@@ -393,6 +410,18 @@ impl Visitor for SecurityVisitor<'_> {
                 self.variable(&name, expr.span());
             }
             Expr::Value(v) => {
+                if let Value::HexStringLiteral(_) = &v.value
+                    && self.ctx.dialect != Dialect::MySql
+                {
+                    // sqlparser reads `0x1F` and `X'1F'` alike and prints `X'1F'`: an
+                    // integer in the text would reach SQLite or DuckDB as a blob.
+                    self.push(
+                        ErrorCode::UnsupportedSql,
+                        "hexadecimal literals (0x…, X'…') read differently across engines; write the number in decimal"
+                            .to_owned(),
+                        expr.span(),
+                    );
+                }
                 if let Value::Placeholder(p) = &v.value {
                     if p.starts_with('@') {
                         self.variable(p, expr.span());

@@ -64,7 +64,7 @@ async fn a_child_killed_during_a_slow_call_fails_that_call_as_executor_crash() {
     let adapter = Arc::new(spawn_adapter(&path, WorkerOptions::default()).await);
     let slow = tokio::spawn({
         let adapter = Arc::clone(&adapter);
-        async move { adapter.run_sql(SLOW_SQL, slow_limits()).await }
+        async move { adapter.run_sql(&crate::raw(SLOW_SQL), slow_limits()).await }
     });
     let [pid] = busy(&adapter, 1).await[..] else {
         unreachable!()
@@ -102,7 +102,7 @@ async fn a_dropped_call_kills_its_child() {
     let adapter = Arc::new(spawn_adapter(&path, WorkerOptions::default()).await);
     let slow = tokio::spawn({
         let adapter = Arc::clone(&adapter);
-        async move { adapter.run_sql(SLOW_SQL, slow_limits()).await }
+        async move { adapter.run_sql(&crate::raw(SLOW_SQL), slow_limits()).await }
     });
     let [pid] = busy(&adapter, 1).await[..] else {
         unreachable!()
@@ -150,7 +150,7 @@ async fn concurrent_calls_run_in_separate_children_and_all_die_when_dropped() {
     let calls: Vec<_> = (0..2)
         .map(|_| {
             let adapter = Arc::clone(&adapter);
-            tokio::spawn(async move { adapter.run_sql(SLOW_SQL, slow_limits()).await })
+            tokio::spawn(async move { adapter.run_sql(&crate::raw(SLOW_SQL), slow_limits()).await })
         })
         .collect();
     let pids = busy(&adapter, 2).await;
@@ -220,7 +220,7 @@ async fn a_hung_child_is_killed_at_the_deadline_as_execution_timeout() {
     // Every operation has a deadline, not only statements.
     let err = adapter.test_connection().await.unwrap_err();
     assert_eq!(err.error_code, ResultErrorCode::ExecutionTimeout);
-    let dry = adapter.dry_run("SELECT 1").await;
+    let dry = adapter.dry_run(&crate::raw("SELECT 1")).await;
     assert!(!dry.is_valid);
     assert_eq!(
         dry.error.unwrap().error_code,

@@ -22,6 +22,12 @@ mod serve;
 /// A statement that runs for minutes unless stopped.
 const SLOW_SQL: &str = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) SELECT count(*) FROM c";
 
+/// `sql` as the parent sends it, with no guard in this process: the worker checks it
+/// again before its adapter runs it.
+fn raw(sql: &str) -> nl2sql_validate::GuardedSql {
+    nl2sql_validate::GuardedSql::unguarded_for_sandbox_tests(nl2sql_state::Dialect::Sqlite, sql)
+}
+
 /// Limits under which [`SLOW_SQL`] is not stopped by its own timeout during a test.
 fn slow_limits() -> Limits {
     Limits {

@@ -79,8 +79,12 @@ async fn queries_return_the_same_rows_and_types_as_in_process() {
         row_limit: 2,
         ..local.limits()
     };
-    let got = remote.run_sql("SELECT * FROM factories", limits).await;
-    let want = local.run_sql("SELECT * FROM factories", limits).await;
+    let got = remote
+        .run_sql(&crate::raw("SELECT * FROM factories"), limits)
+        .await;
+    let want = local
+        .run_sql(&crate::raw("SELECT * FROM factories"), limits)
+        .await;
     assert_eq!(got.row_count, 2);
     check_same_frame(&got, &want);
 }
@@ -104,34 +108,40 @@ async fn dry_run_explain_and_schema_round_trip_equal_to_in_process() {
         "SELECT id FROM products WHERE id > 2",
         "SELECT nope FROM products",
     ] {
-        let mut got = remote.dry_run(sql).await;
-        let mut want = local.dry_run(sql).await;
+        let mut got = remote.dry_run(&crate::raw(sql)).await;
+        let mut want = local.dry_run(&crate::raw(sql)).await;
         got.error = got.error.map(without_detail);
         want.error = want.error.map(without_detail);
         assert_eq!(got, want, "{sql}");
     }
     assert_eq!(
         remote
-            .explain("SELECT * FROM products WHERE id = 1")
+            .explain(&crate::raw("SELECT * FROM products WHERE id = 1"))
             .await
             .unwrap(),
         local
-            .explain("SELECT * FROM products WHERE id = 1")
+            .explain(&crate::raw("SELECT * FROM products WHERE id = 1"))
             .await
             .unwrap()
     );
     assert_eq!(
-        remote.explain("SELECT nope").await.map_err(without_detail),
-        local.explain("SELECT nope").await.map_err(without_detail)
+        remote
+            .explain(&crate::raw("SELECT nope FROM products"))
+            .await
+            .map_err(without_detail),
+        local
+            .explain(&crate::raw("SELECT nope FROM products"))
+            .await
+            .map_err(without_detail)
     );
     // SQLite has no cost model: the same refusal, code and all.
     assert_eq!(
         remote
-            .cost_estimate("SELECT 1")
+            .cost_estimate(&crate::raw("SELECT 1"))
             .await
             .map_err(without_detail),
         local
-            .cost_estimate("SELECT 1")
+            .cost_estimate(&crate::raw("SELECT 1"))
             .await
             .map_err(without_detail)
     );
@@ -195,4 +205,35 @@ async fn an_unopenable_database_fails_the_handshake_as_service_unavailable() {
         "{err:?}"
     );
     assert!(!missing.exists(), "the worker created the database file");
+}
+
+#[tokio::test]
+async fn the_worker_checks_again_what_it_is_sent_and_runs_its_own_rendering() {
+    let dir = TempDir::new("worker-recheck");
+    let path = copy_fixture(&dir);
+    let remote = spawn_adapter(&path, WorkerOptions::default()).await;
+    // A statement the parent would never send: the worker's own guard refuses it.
+    let frame = remote
+        .run_sql(&crate::raw("DELETE FROM products"), Limits::default())
+        .await;
+    let error = frame.error.expect("refused");
+    assert_eq!(
+        error.error_code,
+        nl2sql_adapter::ResultErrorCode::SecurityViolation
+    );
+    assert!(
+        error.safe_message.starts_with("the worker's guard refused"),
+        "{error:?}"
+    );
+    // A comment that an engine of the MySQL family would run is refused too.
+    let frame = remote
+        .run_sql(
+            &crate::raw("SELECT name FROM products /*M! UNION SELECT name FROM factories */"),
+            Limits::default(),
+        )
+        .await;
+    assert_eq!(
+        frame.error.map(|e| e.error_code),
+        Some(nl2sql_adapter::ResultErrorCode::SecurityViolation)
+    );
 }

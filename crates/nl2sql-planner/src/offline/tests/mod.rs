@@ -97,7 +97,9 @@ fn sql_for(question: &str, today: Option<&str>) -> String {
         .with_schema(&snap.contract)
         .generate(&plan)
         .unwrap();
-    let frame = block_on(adapter().run_sql(&sql, Limits::default()));
+    let a = adapter();
+    let guarded = nl2sql_adapter::shape_check(a.id(), a.dialect(), &sql).unwrap();
+    let frame = block_on(a.run_sql(&guarded, Limits::default()));
     assert!(frame.success, "{question}: {sql}: {:?}", frame.error);
     sql
 }

@@ -768,6 +768,7 @@ fn safety_net_refuses_what_the_scoped_walk_did_not_reach() {
         cte_names: Vec::new(),
         handled_queries: HashSet::new(),
         handled_names: HashSet::new(),
+        reads: Vec::new(),
     };
     let (_, unreached) = security::check(&ctx, query, &nothing);
     // The outer query is reported once; nothing inside it is reported again.
@@ -790,3 +791,5 @@ fn safety_net_refuses_what_the_scoped_walk_did_not_reach() {
         "{messages:?}"
     );
 }
+
+mod render;

@@ -504,6 +504,12 @@ pub async fn value_bomb_is_bounded(
         (None, true) => format!("cut at the byte limit ({} rows kept)", frame.row_count),
         (None, false) => format!("{} row(s), none too large", frame.row_count),
     };
+    // Printed for docs/adapters.md (`--no-capture` shows it).
+    eprintln!(
+        "value bomb on {}: {sql}: {outcome}; peak memory {} MiB",
+        adapter.engine_type(),
+        peak / (1024 * 1024)
+    );
     ensure(peak <= max_peak_bytes, || {
         format!("{sql}: peak memory {peak} bytes, above {max_peak_bytes} ({outcome})")
     })?;

@@ -77,7 +77,8 @@ fn unavailable(message: &str, detail: String) -> ResultError {
     e
 }
 
-/// The `sql_mode` every statement runs under (see [`MySqlAdapter::caps`]).
+/// The `sql_mode` every statement runs under: no `ANSI_QUOTES`, no
+/// `NO_BACKSLASH_ESCAPES`, `PIPES_AS_CONCAT` (the reading of sqlparser's MySQL dialect).
 pub const ENGINE_SQL_MODE: &str =
     "PIPES_AS_CONCAT,STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION";
 

@@ -6,13 +6,17 @@
 //! a [`ResultError`] with a code, a safe message and retryability, never the driver's raw
 //! text. [`ResultBuilder`] turns driver rows into Arrow under the row and byte
 //! [`Limits`]; [`CircuitBreaker`] guards one datasource; [`validate_physical`] runs the
-//! physical validator (guard → dry run → cost); [`conformance`] is the suite every
-//! adapter crate runs from its tests.
+//! physical validator (guard → dry run → cost); [`compare`] is the result-comparison
+//! rule of the accuracy benchmarks. `conformance` (the suite every adapter crate runs
+//! from its tests) and `differential` (the guard/engine reading corpus) are compiled
+//! only with the `conformance` feature, which only tests turn on. Every statement an
+//! adapter takes is a `nl2sql_validate::GuardedSql`.
 //!
 //! This crate links no database driver.
 
 mod breaker;
 mod collect;
+pub mod compare;
 #[cfg(any(test, feature = "conformance"))]
 pub mod conformance;
 pub mod dataset;

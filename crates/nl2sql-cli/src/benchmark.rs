@@ -66,14 +66,27 @@ pub(crate) enum BenchFormat {
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The golden dataset: a JSON array of cases, or JSON lines.
-    #[arg(long, value_name = "PATH")]
-    dataset: PathBuf,
+    #[arg(long, value_name = "PATH", required_unless_present = "spider")]
+    dataset: Option<PathBuf>,
+    /// A Spider-format dataset instead (a JSON array of `{db_id, question, query}`, e.g.
+    /// Spider's `dev.json`), asked over the SQLite databases of `--db-dir`.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["dataset", "routing_only", "include_ids"], requires = "db_dir")]
+    pub(crate) spider: Option<PathBuf>,
+    /// The databases of `--spider`: `DIR/<db_id>/<db_id>.sqlite` or `DIR/<db_id>.sqlite`.
+    #[arg(long, value_name = "DIR", requires = "spider")]
+    pub(crate) db_dir: Option<PathBuf>,
+    /// With `--spider`: only the questions of this database (repeatable).
+    #[arg(long = "db-id", value_name = "ID", requires = "spider")]
+    pub(crate) db_ids: Vec<String>,
+    /// With `--spider`: only the first N questions (after `--db-id`).
+    #[arg(long, value_name = "N", requires = "spider")]
+    pub(crate) limit: Option<usize>,
     #[command(flatten)]
     source: SourceArgs,
     /// Where snapshots, the index, run logs and the demo live (default:
     /// `$NL2SQL_DATA_DIR`, else `.nl2sql`).
     #[arg(long, value_name = "DIR")]
-    data_dir: Option<PathBuf>,
+    pub(crate) data_dir: Option<PathBuf>,
     /// A planner configuration to benchmark (repeatable; default: offline). `llm` runs
     /// once per `--llm-config` file, `replay` once per `--cassette` file.
     #[arg(long = "planner", value_enum, value_name = "PLANNER")]
@@ -101,16 +114,16 @@ pub(crate) struct Args {
     include_ids: Vec<String>,
     /// Also write the report here: `.json` (the whole report) or `.csv` (one row per run).
     #[arg(long, value_name = "PATH")]
-    export_path: Option<PathBuf>,
+    pub(crate) export_path: Option<PathBuf>,
     /// A role of the caller (repeatable; on the demo, default `analyst`).
     #[arg(long = "role", value_name = "ROLE")]
     roles: Vec<String>,
     /// "Today" for relative dates (YYYY-MM-DD); default: the planner's fixed date.
     #[arg(long, value_name = "DATE")]
-    today: Option<String>,
+    pub(crate) today: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
-    format: BenchFormat,
+    pub(crate) format: BenchFormat,
 }
 
 /// One golden case.
@@ -137,14 +150,20 @@ enum ExportKind {
 
 /// Runs the command; returns the exit code.
 pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
+    if args.spider.is_some() {
+        return crate::benchmark_spider::run(args);
+    }
     let export = match &args.export_path {
         Some(p) => Some((p.clone(), export_kind(p)?)),
         None => None,
     };
-    let text = std::fs::read_to_string(&args.dataset)
-        .with_context(|| format!("cannot read dataset '{}'", args.dataset.display()))?;
+    let Some(dataset) = &args.dataset else {
+        bail!("--dataset or --spider is required");
+    };
+    let text = std::fs::read_to_string(dataset)
+        .with_context(|| format!("cannot read dataset '{}'", dataset.display()))?;
     let all = parse_dataset(&text)
-        .map_err(|e| anyhow::anyhow!("invalid dataset '{}': {e}", args.dataset.display()))?;
+        .map_err(|e| anyhow::anyhow!("invalid dataset '{}': {e}", dataset.display()))?;
     let cases = select(all, &args.include_ids)?;
     let configs = planner_configs(args)?;
 
@@ -161,7 +180,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
             if !known.contains(id) {
                 bail!(
                     "invalid dataset '{}': line {} (case '{}'): field 'datasource' names '{id}', which is not a configured datasource ({})",
-                    args.dataset.display(),
+                    dataset.display(),
                     case.line,
                     case.id,
                     known.iter().cloned().collect::<Vec<_>>().join(", ")
@@ -281,7 +300,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
     rt.shutdown_background();
 
     let report = Report {
-        dataset: args.dataset.display().to_string(),
+        dataset: dataset.display().to_string(),
         cases: cases.len(),
         iterations: args.iterations,
         routing_only: args.routing_only,
@@ -342,7 +361,7 @@ fn select(cases: Vec<GoldenCase>, include: &[String]) -> anyhow::Result<Vec<Gold
 
 /// The planner configurations: a label and how to build it, in command-line order.
 /// A planner configuration of the benchmark.
-enum BenchPlanner {
+pub(crate) enum BenchPlanner {
     /// From `--planner` (and `--llm-config` or `--cassette`).
     Choice(PlannerChoice),
     /// An entry of the benchmark matrix (`--bench-config`, `$BENCHMARK_CONFIG`).
@@ -353,7 +372,7 @@ enum BenchPlanner {
 /// (`llm` once per `--llm-config` file, else `$LLM_CONFIG`; `replay` once per
 /// `--cassette`), then one per entry of the benchmark matrix (`llm:<name>`). Without
 /// `--planner` and without a matrix: `offline`.
-fn planner_configs(args: &Args) -> anyhow::Result<Vec<(String, BenchPlanner)>> {
+pub(crate) fn planner_configs(args: &Args) -> anyhow::Result<Vec<(String, BenchPlanner)>> {
     let mut kinds: Vec<PlannerKind> = Vec::new();
     for k in &args.planners {
         if !kinds.contains(k) {

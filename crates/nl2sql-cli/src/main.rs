@@ -13,6 +13,7 @@
 
 mod ask;
 mod benchmark;
+mod benchmark_spider;
 mod columns;
 mod datasources;
 mod doctor;

@@ -108,7 +108,7 @@ impl DatasourceRegistry {
         self.insert_with(config, OnceCell::new_with(Some(adapter)));
     }
 
-    fn insert(&mut self, config: DatasourceConfig) {
+    pub(crate) fn insert(&mut self, config: DatasourceConfig) {
         self.insert_with(config, OnceCell::new());
     }
 

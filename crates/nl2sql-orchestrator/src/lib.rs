@@ -17,6 +17,7 @@ pub mod demo;
 mod engine;
 mod live;
 mod planners;
+pub mod spider;
 
 pub use adapters::{AdapterInfo, compiled_adapters};
 pub use config::{artifact_store, load_docs};

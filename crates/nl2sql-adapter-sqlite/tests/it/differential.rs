@@ -46,6 +46,9 @@ fn engine_reads(path: &Path, sql: &str) -> Result<Reads, String> {
     let mut conn =
         rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .unwrap();
+    // As the adapter opens it: a double-quoted name is never a string.
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DQS_DML, false)
+        .unwrap();
     let seen: Arc<Mutex<Reads>> = Arc::default();
     let sink = Arc::clone(&seen);
     conn.authorizer(Some(move |ctx: AuthContext<'_>| {

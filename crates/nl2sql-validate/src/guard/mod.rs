@@ -360,7 +360,7 @@ impl SqlGuard {
         // What runs is the guard's rendering of the tree it checked.
         let mut rendered = None;
         if issues.is_empty() {
-            match render::render(ctx.dialect, &statements[0], sql) {
+            match render::render(ctx.dialect, &statements[0], sql, &resolution.strings) {
                 Ok(text) => rendered = Some(text),
                 Err(issue) => issues.push(issue),
             }

@@ -2,10 +2,11 @@
 //! before parsing, and an approved tree is rendered to the text the engine will run,
 //! which must parse back to the same tree.
 
+use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use nl2sql_state::{Dialect, ErrorCode};
-use sqlparser::ast::{Statement, Value, ValueWithSpan, VisitMut, VisitorMut};
+use sqlparser::ast::{Expr, Statement, Value, ValueWithSpan, VisitMut, VisitorMut};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
 
@@ -52,8 +53,20 @@ pub(crate) fn render(
     dialect: Dialect,
     statement: &Statement,
     original: &str,
+    strings: &HashSet<(u64, u64)>,
 ) -> Result<String, GuardIssue> {
     let parser_dialect = parser_dialect(dialect);
+    // Double-quoted names the guard read as strings (SQLite) become string literals:
+    // the tree that must read back is this one.
+    let spelled;
+    let statement = if strings.is_empty() {
+        statement
+    } else {
+        let mut copy = statement.clone();
+        let _ = copy.visit(&mut SpellStrings(strings));
+        spelled = copy;
+        &spelled
+    };
     let text = if parser_dialect.supports_string_literal_backslash_escape() {
         // sqlparser prints string values without escaping backslashes; an engine that
         // reads `\` as an escape (MySQL, MariaDB) would then read `'a\'` as an open
@@ -79,6 +92,26 @@ pub(crate) fn render(
             ),
             None,
         )),
+    }
+}
+
+/// Turns the double-quoted names starting at the given positions into string literals.
+struct SpellStrings<'a>(&'a HashSet<(u64, u64)>);
+
+impl VisitorMut for SpellStrings<'_> {
+    type Break = ();
+
+    fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
+        if let Expr::Identifier(ident) = expr
+            && ident.quote_style == Some('"')
+            && self
+                .0
+                .contains(&(ident.span.start.line, ident.span.start.column))
+        {
+            *expr =
+                Expr::Value(Value::SingleQuotedString(ident.value.clone()).with_span(ident.span));
+        }
+        ControlFlow::Continue(())
     }
 }
 

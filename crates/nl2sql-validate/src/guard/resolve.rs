@@ -39,6 +39,9 @@ pub(crate) struct Resolution {
     pub(crate) handled_names: HashSet<*const Expr>,
     /// The datasource's tables the statement reads, and their columns.
     pub(crate) reads: Vec<TableRead>,
+    /// Where double-quoted names that the guard read as strings start (SQLite): the
+    /// rendering writes them as string literals.
+    pub(crate) strings: HashSet<(u64, u64)>,
 }
 
 /// One table of the datasource a statement reads, and the columns it reads there
@@ -66,6 +69,7 @@ pub(crate) fn resolve(ctx: &GuardContext, query: &Query) -> Resolution {
         handled_names: HashSet::new(),
         table_cols: HashMap::new(),
         reads: BTreeMap::new(),
+        strings: HashSet::new(),
     };
     resolver.query(query, None);
     let reads = resolver
@@ -85,6 +89,7 @@ pub(crate) fn resolve(ctx: &GuardContext, query: &Query) -> Resolution {
         .collect();
     Resolution {
         reads,
+        strings: resolver.strings,
         issues: resolver.issues,
         resolutions: resolver.resolutions,
         cte_names: resolver.cte_names,
@@ -202,6 +207,8 @@ struct Resolver<'g> {
     table_cols: HashMap<usize, Cols>,
     /// Catalog tables bound anywhere, with the positions of their columns read.
     reads: BTreeMap<usize, BTreeSet<usize>>,
+    /// Where double-quoted names read as strings start (SQLite).
+    strings: HashSet<(u64, u64)>,
 }
 
 fn span_of(span: Span) -> Option<SqlSpan> {
@@ -1312,8 +1319,13 @@ impl<'g> Resolver<'g> {
                     });
                     return;
                 }
-                // SQLite reads a double-quoted name that matches no column as a string.
+                // SQLite reads a double-quoted name that matches no column as a string
+                // (its legacy "DQS" reading, which Spider's gold queries rely on). The
+                // adapter turns that reading off; the rendering spells the string with
+                // single quotes, so the engine reads what the guard read.
                 if self.dialect() == Dialect::Sqlite && ident.quote_style == Some('"') {
+                    self.strings
+                        .insert((ident.span.start.line, ident.span.start.column));
                     return;
                 }
                 if matches!(self.dialect(), Dialect::Sqlite | Dialect::DuckDb)

@@ -769,6 +769,7 @@ fn safety_net_refuses_what_the_scoped_walk_did_not_reach() {
         handled_queries: HashSet::new(),
         handled_names: HashSet::new(),
         reads: Vec::new(),
+        strings: HashSet::new(),
     };
     let (_, unreached) = security::check(&ctx, query, &nothing);
     // The outer query is reported once; nothing inside it is reported again.

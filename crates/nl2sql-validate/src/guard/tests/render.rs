@@ -237,3 +237,24 @@ fn the_rendering_of_an_accepted_statement_is_accepted_as_is() {
         }
     }
 }
+
+#[test]
+fn a_double_quoted_name_sqlite_would_read_as_a_string_is_rendered_as_one() {
+    // SQLite's legacy reading (which Spider's gold queries rely on): "Berlin" names no
+    // column, so it is the string 'Berlin'. The adapter turns that reading off; the
+    // rendering says what the guard read.
+    let report = check(
+        Dialect::Sqlite,
+        r#"SELECT name FROM factories WHERE location = "Berlin" AND "name" <> ''"#,
+    );
+    assert_eq!(
+        report.guarded.expect("accepted").as_str(),
+        r#"SELECT name FROM factories WHERE location = 'Berlin' AND "name" <> ''"#
+    );
+    // Elsewhere a double-quoted name is a name.
+    let report = check(
+        Dialect::Postgres,
+        r#"SELECT name FROM factories WHERE location = "Berlin""#,
+    );
+    assert_eq!(report.status, GuardStatus::Rewrite, "{}", report.to_text());
+}

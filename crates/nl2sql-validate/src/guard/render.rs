@@ -67,16 +67,10 @@ pub(crate) fn render(
         spelled = copy;
         &spelled
     };
-    let text = if parser_dialect.supports_string_literal_backslash_escape() {
-        // sqlparser prints string values without escaping backslashes; an engine that
-        // reads `\` as an escape (MySQL, MariaDB) would then read `'a\'` as an open
-        // string. Print them escaped, as such an engine reads them.
-        let mut escaped = statement.clone();
-        let _ = escaped.visit(&mut EscapeBackslashes);
-        escaped.to_string()
-    } else {
-        statement.to_string()
-    };
+    let text = print(
+        statement,
+        parser_dialect.supports_string_literal_backslash_escape(),
+    );
     if text == original.trim() {
         return Ok(text);
     }
@@ -115,20 +109,84 @@ impl VisitorMut for SpellStrings<'_> {
     }
 }
 
-/// Doubles the backslashes of string values (for dialects whose strings use backslash
-/// escapes).
-struct EscapeBackslashes;
+/// Prints `statement`, writing its quoted string values itself.
+///
+/// sqlparser's printer takes a doubled quote inside a value for an escape already made
+/// and leaves it alone, so the value `''` would print as `''''`, which reads back as
+/// `'`; and it prints backslashes as they are, which an engine that reads `\` as an
+/// escape (MySQL, MariaDB) reads differently. Each string value is swapped for a marker,
+/// the tree is printed, and every marker is replaced by the value quoted as the engine
+/// reads it. The caller still proves that the result reads back as the same tree.
+fn print(statement: &Statement, backslash_escapes: bool) -> String {
+    let mut marked = statement.clone();
+    let mut strings = MarkStrings {
+        backslash_escapes,
+        literals: Vec::new(),
+    };
+    let _ = marked.visit(&mut strings);
+    if strings.literals.is_empty() {
+        return statement.to_string();
+    }
+    let printed = marked.to_string();
+    // Markers are NUL-delimited; a text with NULs of its own is printed plainly (and then
+    // most likely fails the read-back proof, which is the safe way to fail).
+    if printed.matches(MARK).count() != 2 * strings.literals.len() {
+        return statement.to_string();
+    }
+    let mut out = String::with_capacity(printed.len());
+    let mut parts = printed.split(MARK);
+    out.push_str(parts.next().unwrap_or_default());
+    while let (Some(index), Some(rest)) = (parts.next(), parts.next()) {
+        match index
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| strings.literals.get(i))
+        {
+            Some(literal) => out.push_str(literal),
+            None => return statement.to_string(),
+        }
+        out.push_str(rest);
+    }
+    out
+}
 
-impl VisitorMut for EscapeBackslashes {
+/// Delimits the markers [`MarkStrings`] leaves in the tree.
+const MARK: char = '\u{0}';
+
+/// Swaps single- and double-quoted string values for numbered markers, keeping each
+/// value quoted as the engine reads it.
+struct MarkStrings {
+    backslash_escapes: bool,
+    literals: Vec<String>,
+}
+
+impl MarkStrings {
+    fn quote(&self, value: &str, quote: char) -> String {
+        let mut out = String::with_capacity(value.len() + 2);
+        out.push(quote);
+        for c in value.chars() {
+            if c == quote || (c == '\\' && self.backslash_escapes) {
+                out.push(c);
+            }
+            out.push(c);
+        }
+        out.push(quote);
+        out
+    }
+}
+
+impl VisitorMut for MarkStrings {
     type Break = ();
 
     fn pre_visit_value(&mut self, value: &mut ValueWithSpan) -> ControlFlow<()> {
-        match &mut value.value {
-            Value::SingleQuotedString(s) | Value::DoubleQuotedString(s) if s.contains('\\') => {
-                *s = s.replace('\\', "\\\\");
-            }
-            _ => {}
-        }
+        let literal = match &value.value {
+            Value::SingleQuotedString(s) => self.quote(s, '\''),
+            Value::DoubleQuotedString(s) => self.quote(s, '"'),
+            _ => return ControlFlow::Continue(()),
+        };
+        let marker = format!("{MARK}{}{MARK}", self.literals.len());
+        self.literals.push(literal);
+        value.value = Value::Placeholder(marker);
         ControlFlow::Continue(())
     }
 }

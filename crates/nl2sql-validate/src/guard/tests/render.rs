@@ -258,3 +258,35 @@ fn a_double_quoted_name_sqlite_would_read_as_a_string_is_rendered_as_one() {
     );
     assert_eq!(report.status, GuardStatus::Rewrite, "{}", report.to_text());
 }
+
+#[test]
+fn string_values_with_doubled_quotes_render_as_written() {
+    // sqlparser's printer would print the value `''` as `''''` (reading back as `'`);
+    // the guard writes string values itself.
+    for (sql, dialects) in [
+        ("SELECT name FROM machines WHERE line = ''''''", &ALL[..]),
+        (
+            "SELECT name FROM machines WHERE line = 'a''''b' OR line = ''''",
+            &ALL[..],
+        ),
+    ] {
+        for &dialect in dialects {
+            let report = check(dialect, sql);
+            assert_eq!(
+                report.guarded.as_ref().map(|g| g.as_str()),
+                Some(sql),
+                "{dialect}: {}",
+                report.to_text()
+            );
+        }
+    }
+    // In MySQL a backslash and a doubled quote in one value.
+    let report = check(
+        Dialect::MySql,
+        r"SELECT name FROM machines WHERE line = 'a\\''''b'",
+    );
+    assert_eq!(
+        report.guarded.expect("accepted").as_str(),
+        r"SELECT name FROM machines WHERE line = 'a\\''''b'"
+    );
+}

@@ -11,6 +11,8 @@
 //!   reproduces it.
 //! - `snapshots`: runs the tests accepting snapshot changes, then lists what changed.
 //! - `bench [filter]`: runs the criterion benches and writes `docs/benchmarks.md`.
+//! - `learn-fillers --from RESULTS.json`: learns the offline planner's filler words from a
+//!   lenient benchmark run over the Spider train split (see `fillers.rs`).
 //!
 //! The crate uses only std (plus anyhow and serde_json): every tool is run with
 //! `std::process::Command`.
@@ -22,6 +24,7 @@ mod ci;
 mod cmd;
 mod codegen;
 mod deps;
+mod fillers;
 mod snapshots;
 mod tidy;
 
@@ -37,7 +40,9 @@ commands:
   deps               checks the internal dependency graph against STYLE.md §1
   codegen [--check]  regenerates docs/error-codes.md (--check: fail if it is stale)
   snapshots          runs the tests accepting snapshot changes and lists changed snapshots
-  bench [filter]     runs the criterion benches and writes docs/benchmarks.md";
+  bench [filter]     runs the criterion benches and writes docs/benchmarks.md
+  learn-fillers --from RESULTS.json
+                     learns the offline planner's filler words from a lenient Spider-train run";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -52,6 +57,7 @@ fn main() -> ExitCode {
         ["snapshots"] => snapshots::run(&root),
         ["bench"] => bench::run(&root, None),
         ["bench", filter] => bench::run(&root, Some(filter)),
+        ["learn-fillers", "--from", from] => fillers::run(&root, Path::new(from)),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             Ok(())

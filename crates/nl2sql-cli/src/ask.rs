@@ -88,7 +88,8 @@ pub(crate) struct Args {
     /// Also record every planner call to this cassette (JSON lines).
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
-    /// "Today" for relative dates (YYYY-MM-DD); default: the planner's fixed date.
+    /// "Today" for relative dates (YYYY-MM-DD); default: the clock's date (UTC), or on the
+    /// demo its last day (2024-12-31).
     #[arg(long, value_name = "DATE")]
     today: Option<String>,
     /// Give up after this many seconds (default: `$GLOBAL_TIMEOUT_SEC`, else the
@@ -105,6 +106,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
     let data_dir = data_dir(args.data_dir.as_ref());
     let (source, demo) = load_source(&args.source, &data_dir)?;
+    let today = today_for(args.today.as_ref(), demo);
     let mut roles = args.roles.clone();
     if demo && roles.is_empty() {
         // The demo's policy fails closed like any other: ask as its analyst by default.
@@ -122,7 +124,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
     // snapshots under the same datasource id.
     let engine_dir = engine_dir(&data_dir, &source);
     let engine = open_engine(source, planner, &engine_dir, |options| {
-        options.today.clone_from(&args.today);
+        options.today.clone_from(&today);
         options.execute = !args.no_execute;
         if let Some(secs) = args.timeout {
             options.global_timeout = Duration::from_secs(secs);
@@ -169,7 +171,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
         question: args.question.clone(),
         roles,
         datasource: args.datasource.clone(),
-        today: args.today.clone(),
+        today,
         config: args
             .source
             .config
@@ -290,6 +292,14 @@ pub(crate) fn open_engine_parts(
         engine = engine.with_policy_file(policy);
     }
     Ok((engine, index, storage))
+}
+
+/// "Today" for a run: `--today`, else on the demo its own last day, else none (the
+/// engine then reads the clock when the run starts).
+pub(crate) fn today_for(given: Option<&String>, demo: bool) -> Option<String> {
+    given
+        .cloned()
+        .or_else(|| demo.then(|| nl2sql_orchestrator::demo::TODAY.to_owned()))
 }
 
 /// A run's question, caller and source, stored beside its log for `runs replay`.
@@ -525,6 +535,27 @@ fn explanation(result: &RunResult) -> String {
                     "    plan: {}",
                     serde_json::to_string(plan).unwrap_or_default()
                 );
+                // How the planner read the question: each span and what it became.
+                if let Some(reading) = plan.get("interpretation") {
+                    let spans: Vec<String> = reading["spans"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|s| {
+                            format!(
+                                "'{}' → {}",
+                                s["text"].as_str().unwrap_or_default(),
+                                s["element"].as_str().unwrap_or_default()
+                            )
+                        })
+                        .collect();
+                    let _ = writeln!(
+                        out,
+                        "    interpretation (confidence {}): {}",
+                        reading["confidence"],
+                        spans.join("; ")
+                    );
+                }
             }
             if let Some(sql) = &attempt.sql {
                 let _ = writeln!(out, "    sql: {sql}");

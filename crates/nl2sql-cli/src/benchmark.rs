@@ -81,6 +81,11 @@ pub(crate) struct Args {
     /// With `--spider`: only the first N questions (after `--db-id`).
     #[arg(long, value_name = "N", requires = "spider")]
     pub(crate) limit: Option<usize>,
+    /// With `--spider`: the offline planner answers even where it cannot place every word
+    /// (listing them as `not placed`): to measure what refusing costs, and to learn the
+    /// filler words (`cargo xtask learn-fillers`).
+    #[arg(long, requires = "spider")]
+    pub(crate) lenient: bool,
     #[command(flatten)]
     source: SourceArgs,
     /// Where snapshots, the index, run logs and the demo live (default:
@@ -90,7 +95,7 @@ pub(crate) struct Args {
     /// A planner configuration to benchmark (repeatable; default: offline). `llm` runs
     /// once per `--llm-config` file, `replay` once per `--cassette` file.
     #[arg(long = "planner", value_enum, value_name = "PLANNER")]
-    planners: Vec<PlannerKind>,
+    pub(crate) planners: Vec<PlannerKind>,
     /// An LLM file for `--planner llm` (repeatable: one configuration each; default:
     /// `$LLM_CONFIG`).
     #[arg(long = "llm-config", value_name = "FILE")]
@@ -118,7 +123,8 @@ pub(crate) struct Args {
     /// A role of the caller (repeatable; on the demo, default `analyst`).
     #[arg(long = "role", value_name = "ROLE")]
     roles: Vec<String>,
-    /// "Today" for relative dates (YYYY-MM-DD); default: the planner's fixed date.
+    /// "Today" for relative dates (YYYY-MM-DD); default: the clock's date (UTC), or on the
+    /// demo its last day (2024-12-31).
     #[arg(long, value_name = "DATE")]
     pub(crate) today: Option<String>,
     /// Output format.
@@ -222,9 +228,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
                     .with_context(|| format!("benchmark configuration '{label}'"))?,
             ),
         };
-        let (source, _) = load_source(&args.source, &data_dir)?;
+        let (source, demo) = load_source(&args.source, &data_dir)?;
+        let today = crate::ask::today_for(args.today.as_ref(), demo);
         let engine = open_engine(source, planner, &engine_dir, |options| {
-            options.today.clone_from(&args.today);
+            options.today.clone_from(&today);
             options.execute = !args.routing_only;
         })?;
         let watch = cancel.clone();

@@ -9,10 +9,10 @@ use anyhow::{Context as _, bail};
 use nl2sql_orchestrator::spider::{
     SpiderCounts, SpiderOptions, SpiderOutcome, SpiderReport, load_spider, run_spider,
 };
-use nl2sql_orchestrator::{EngineOptions, Planner, build_planner};
+use nl2sql_orchestrator::{EngineOptions, Planner, PlannerChoice, build_planner};
 use nl2sql_planner::LlmPlanner;
 
-use crate::ask::data_dir;
+use crate::ask::{PlannerKind, data_dir};
 use crate::benchmark::{Args, BenchFormat, BenchPlanner, planner_configs};
 
 /// Runs the command; returns the exit code.
@@ -39,6 +39,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
     let Some((label, choice)) = configs.into_iter().next() else {
         bail!("no planner to benchmark");
     };
+    let (label, choice) = match choice {
+        BenchPlanner::Choice(PlannerChoice::Offline) if args.lenient => (
+            "offline (lenient)".to_owned(),
+            BenchPlanner::Choice(PlannerChoice::OfflineLenient),
+        ),
+        other => (label, other),
+    };
     let planner: Arc<dyn Planner> = match choice {
         BenchPlanner::Choice(choice) => build_planner(&choice, None)?,
         BenchPlanner::Matrix(config) => Arc::new(
@@ -50,6 +57,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
         data_dir: data_dir(args.data_dir.as_ref()).join("spider"),
         engine: EngineOptions {
             today: args.today.clone(),
+            // The offline planner reads the same question the same way every time: a
+            // retry through the refiner cannot change its answer, only delay it.
+            max_retries: if args.planners.iter().all(|p| *p == PlannerKind::Offline) {
+                0
+            } else {
+                EngineOptions::default().max_retries
+            },
             ..EngineOptions::default()
         },
         only: Some(only.clone()),

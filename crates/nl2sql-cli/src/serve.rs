@@ -60,7 +60,8 @@ pub(crate) struct Args {
     /// The cassette for `--planner replay`.
     #[arg(long, value_name = "FILE")]
     cassette: Option<PathBuf>,
-    /// "Today" for relative dates (YYYY-MM-DD); default: the planner's fixed date.
+    /// "Today" for relative dates (YYYY-MM-DD); default: the clock's date (UTC), or on the
+    /// demo its last day (2024-12-31).
     #[arg(long, value_name = "DATE")]
     today: Option<String>,
     /// Give up on a question after this many seconds (default: `$GLOBAL_TIMEOUT_SEC`, else
@@ -79,7 +80,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
         check_origin(origin)?;
     }
     let data_dir = data_dir(args.data_dir.as_ref());
-    let (source, _demo) = load_source(&args.source, &data_dir)?;
+    let (source, demo) = load_source(&args.source, &data_dir)?;
     let (catalog, config_path) = catalog_of(&args.source, &data_dir)?;
     // The engine directory of the datasources served at startup; it stays the same when
     // datasources are added or removed over the API.
@@ -112,7 +113,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
         engine: engine_section,
         artifacts,
     } = source;
-    let today = args.today.clone();
+    let today = crate::ask::today_for(args.today.as_ref(), demo);
     let timeout = args.timeout;
     let factory: EngineFactory = Arc::new(move |file: &ConfigFile, base: &Path| {
         let registry = registry_of(file, base, &config_path).map_err(|e| format!("{e:#}"))?;

@@ -13,6 +13,9 @@ use nl2sql_state::ConfigError;
 pub enum PlannerChoice {
     /// The offline deterministic planner (no network, no model).
     Offline,
+    /// The offline planner answering even when it cannot place every word (benchmarks
+    /// and learning only).
+    OfflineLenient,
     /// An OpenAI-compatible LLM configured by this LLM file (TOML, or JSON by extension).
     Llm(PathBuf),
     /// Answers from this cassette only; a call not recorded in it fails.
@@ -27,6 +30,7 @@ pub fn build_planner(
 ) -> Result<Arc<dyn Planner>, ConfigError> {
     let planner: Arc<dyn Planner> = match choice {
         PlannerChoice::Offline => Arc::new(OfflinePlanner::new()),
+        PlannerChoice::OfflineLenient => Arc::new(OfflinePlanner::lenient()),
         PlannerChoice::Llm(path) => {
             let text = std::fs::read_to_string(path)
                 .map_err(|e| file_error("--llm-config", path, &e.to_string()))?;

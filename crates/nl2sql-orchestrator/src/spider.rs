@@ -115,6 +115,14 @@ pub struct SpiderResult {
     pub latency_ms: f64,
     /// The planner's steps (decomposition and planning), in milliseconds.
     pub planning_ms: u64,
+    /// The words of the question the plans left unplaced (a lenient planner answers
+    /// anyway; a strict one refuses).
+    pub unplaced: Vec<String>,
+    /// The words the plans placed only as learned fillers (what `cargo xtask
+    /// learn-fillers` relearns from, with `unplaced`).
+    pub fillers: Vec<String>,
+    /// The lowest confidence of the plans, when they carry one.
+    pub confidence: Option<f64>,
 }
 
 /// Counts over a set of questions.
@@ -251,7 +259,22 @@ pub async fn run_spider(
                     message: gold.error.map(|e| e.safe_message).unwrap_or_default(),
                 }
             };
+            let interpretations: Vec<&serde_json::Value> = run
+                .subqueries
+                .iter()
+                .filter_map(|s| s.plan.as_ref())
+                .filter_map(|p| p.get("interpretation"))
+                .collect();
+            let unplaced = spans_where(&interpretations, |e| e == "not placed");
+            let fillers = spans_where(&interpretations, |e| e.starts_with("nothing ("));
+            let confidence = interpretations
+                .iter()
+                .filter_map(|i| i.get("confidence").and_then(serde_json::Value::as_f64))
+                .reduce(f64::min);
             let result = SpiderResult {
+                unplaced,
+                fillers,
+                confidence,
                 index: i,
                 db_id: db_id.to_owned(),
                 question: case.question.clone(),
@@ -402,4 +425,20 @@ fn report(results: Vec<SpiderResult>) -> SpiderReport {
         planning_ms: quantiles(results.iter().map(|r| r.planning_ms as f64).collect()),
         results,
     }
+}
+
+/// The texts of the interpretation spans whose element satisfies `keep`.
+fn spans_where(interpretations: &[&serde_json::Value], keep: impl Fn(&str) -> bool) -> Vec<String> {
+    interpretations
+        .iter()
+        .filter_map(|i| i.get("spans").and_then(serde_json::Value::as_array))
+        .flatten()
+        .filter(|s| {
+            s.get("element")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(&keep)
+        })
+        .filter_map(|s| s.get("text").and_then(serde_json::Value::as_str))
+        .map(str::to_owned)
+        .collect()
 }

@@ -136,6 +136,7 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::JoinTableNotInPlan
         | ErrorCode::JoinMissingOnClause
         | ErrorCode::PlanningFailure
+        | ErrorCode::AmbiguousQuestion
         | ErrorCode::SqlGenFailed
         | ErrorCode::SqlSyntaxError
         | ErrorCode::UnsupportedSql

@@ -89,6 +89,10 @@ pub enum ErrorCode {
     ExecutorCrash,
     /// Planner produced no valid plan (model or parse error); decomposer after retries.
     PlanningFailure,
+    /// The planner could not account for every part of the question (words it could not
+    /// place in a plan, or readings that conflict): the question is refused, naming them,
+    /// instead of answered with a guess. Not retried: the same question reads the same.
+    AmbiguousQuestion,
     /// Unexpected validator fault.
     ValidatorCrash,
     /// Refiner failure.
@@ -156,6 +160,7 @@ impl ErrorCode {
         ErrorCode::DbExecutionError,
         ErrorCode::ExecutorCrash,
         ErrorCode::PlanningFailure,
+        ErrorCode::AmbiguousQuestion,
         ErrorCode::ValidatorCrash,
         ErrorCode::RefinerFailed,
         ErrorCode::PhysicalValidatorFailed,
@@ -200,6 +205,7 @@ impl ErrorCode {
             ErrorCode::DbExecutionError => "DB_EXECUTION_ERROR",
             ErrorCode::ExecutorCrash => "EXECUTOR_CRASH",
             ErrorCode::PlanningFailure => "PLANNING_FAILURE",
+            ErrorCode::AmbiguousQuestion => "AMBIGUOUS_QUESTION",
             ErrorCode::ValidatorCrash => "VALIDATOR_CRASH",
             ErrorCode::RefinerFailed => "REFINER_FAILED",
             ErrorCode::PhysicalValidatorFailed => "PHYSICAL_VALIDATOR_FAILED",
@@ -267,6 +273,9 @@ impl ErrorCode {
             ErrorCode::PlanningFailure => {
                 "planner produced no valid plan (model or parse error); decomposer after retries"
             }
+            ErrorCode::AmbiguousQuestion => {
+                "the planner could not place every word of the question in a plan (offline planner): refused, naming them, with suggestions; not retried"
+            }
             ErrorCode::ValidatorCrash => "unexpected validator fault",
             ErrorCode::RefinerFailed => "refiner failure",
             ErrorCode::PhysicalValidatorFailed => "unexpected physical-validator fault",
@@ -320,6 +329,7 @@ impl ErrorCode {
             ErrorCode::DbExecutionError => Severity::Error,
             ErrorCode::ExecutorCrash => Severity::Critical,
             ErrorCode::PlanningFailure => Severity::Error,
+            ErrorCode::AmbiguousQuestion => Severity::Error,
             ErrorCode::ValidatorCrash => Severity::Error,
             ErrorCode::RefinerFailed => Severity::Error,
             ErrorCode::PhysicalValidatorFailed => Severity::Error,
@@ -351,6 +361,7 @@ impl ErrorCode {
                 | ErrorCode::SecurityViolation
                 | ErrorCode::SafeguardViolation
                 | ErrorCode::IntentViolation
+                | ErrorCode::AmbiguousQuestion
                 | ErrorCode::PipelineTimeout
                 | ErrorCode::Cancelled
         )

@@ -1,9 +1,13 @@
 //! Test helpers shared by the accuracy corpora (the planner's, over the manufacturing
 //! fixture, and the orchestrator's, over the demo): the comparison rule of
 //! `nl2sql_adapter::compare` (re-exported here), literal expected cells of corpus files,
-//! and the files every integration test needs: [`TempDir`] and [`manufacturing_db`].
+//! per-question expectations ([`check_expectations`]), and the files every integration
+//! test needs: [`TempDir`] and [`manufacturing_db`].
 
+mod expect;
 mod fs;
+
+pub use expect::{Outcome, check_expectations, read_expectations};
 
 pub use fs::{TempDir, manufacturing_db};
 pub use nl2sql_adapter::compare::{

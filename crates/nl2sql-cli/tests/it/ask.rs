@@ -218,8 +218,15 @@ fn an_unanswerable_question_names_the_words_it_could_not_link() {
     assert_eq!(v["success"], false);
     let errors = v["errors"].as_array().unwrap();
     assert!(
-        errors.iter().any(|e| e["code"] == "PLANNING_FAILURE"
-            && e["message"].as_str().unwrap().contains("airspeed")),
+        errors.iter().any(|e| e["code"] == "AMBIGUOUS_QUESTION"
+            && e["message"]
+                .as_str()
+                .unwrap()
+                .contains("could not link: 'airspeed'")
+            && e["message"]
+                .as_str()
+                .unwrap()
+                .contains("its tables are defects, factories")),
         "{errors:?}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -413,6 +420,82 @@ fn demo_creates_the_databases_config_and_policy() {
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stdout)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn plans_carry_their_interpretation_and_refusals_name_the_unplaced_words() {
+    let dir = temp_dir("interpretation");
+    let db = "sqlite://tests/data/fixtures/manufacturing.db";
+    let question = "How many machines are there in each factory?";
+    // JSON: each attempt's plan holds the spans and a confidence.
+    let out = ask(&dir, &["--db", db, "--format", "json", question]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    let plan = &v["subqueries"][0]["attempt_log"][0]["plan"];
+    let spans: Vec<(String, String)> = plan["interpretation"]["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["text"].as_str().unwrap().to_owned(),
+                s["element"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert!(
+        spans.contains(&("machines".to_owned(), "table machines".to_owned()))
+            && spans.contains(&("factory".to_owned(), "table factories".to_owned())),
+        "{spans:?}"
+    );
+    assert_eq!(plan["interpretation"]["confidence"], 1.0);
+    // --explain says it in words.
+    let out = ask(&dir, &["--db", db, "--explain", question]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("interpretation (confidence 1.0): 'How many' → an operation"),
+        "{text}"
+    );
+    assert!(text.contains("'machines' → table machines"), "{text}");
+    // A question with a word the plan cannot place is refused, naming it; the answer
+    // leads with that cause, not with the aggregation it stopped.
+    let out = ask(
+        &dir,
+        &[
+            "--db",
+            db,
+            "--format",
+            "json",
+            "How many machines are heavier than 10?",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    let errors = v["errors"].as_array().unwrap();
+    let refusal = errors
+        .iter()
+        .find(|e| e["code"] == "AMBIGUOUS_QUESTION")
+        .unwrap_or_else(|| panic!("{errors:?}"));
+    assert!(
+        refusal["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("could not place 'heavier', '10' in a plan; understood 'How many'"),
+        "{refusal}"
+    );
+    let answer = v["answer"]["summary"].as_str().unwrap_or_default();
+    assert!(
+        answer.starts_with("The question could not be answered: sub-query")
+            && answer.contains("could not place 'heavier', '10'")
+            && !answer.contains("Missing artifact"),
+        "{answer}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

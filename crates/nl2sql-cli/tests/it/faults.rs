@@ -292,7 +292,7 @@ fn sigkill_during_runs_leaves_no_partial_state_and_the_next_start_answers() {
         "How many machines are there?",
         "List the operator and quantity produced of every production run",
         "What is the total quantity produced per shift?",
-        "How many defects of each type were found?",
+        "How many defects are there for each defect type?",
     ];
     let workers: Vec<_> = (0..4)
         .map(|w| {

@@ -13,4 +13,5 @@ mod plan_dag;
 mod policy;
 mod readme;
 mod serve;
+mod spider;
 mod validate_sql;

@@ -33,6 +33,11 @@ use std::path::{Path, PathBuf};
 use nl2sql_adapter::DatasetSpec;
 use nl2sql_state::{Engine, ErrorCode, PipelineError, Severity};
 
+/// The demo's "today": its last day. Questions asked of the demo read relative dates
+/// ("last year", "last month") from it, so they find data whatever the clock says; any
+/// other source reads them from the clock (or `--today`).
+pub const TODAY: &str = "2024-12-31";
+
 /// One generated database.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DemoDatabase {

@@ -38,7 +38,9 @@ pub struct EngineOptions {
     /// Execute the SQL (false: stop after physical validation; plans and SQL are the
     /// output).
     pub execute: bool,
-    /// "Today" for relative dates (`YYYY-MM-DD`), so plans are reproducible.
+    /// "Today" for relative dates (`YYYY-MM-DD`); `None`: the clock's date (UTC) when a
+    /// run starts. Every planner request of a run carries the same date, and the run
+    /// log records it, so a replay reads "last year" as the run did.
     pub today: Option<String>,
     /// Rows per terminal result handed to the answer step (default 200).
     pub answer_rows: usize,
@@ -284,4 +286,14 @@ impl AskOptions {
             ..AskOptions::default()
         }
     }
+}
+
+/// Today's date (UTC) by the system clock, as `YYYY-MM-DD`.
+pub fn clock_today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let days = i32::try_from(secs / 86_400).unwrap_or(0);
+    let (y, m, d) = nl2sql_adapter::dataset::civil_from_days(days);
+    format!("{y:04}-{m:02}-{d:02}")
 }

@@ -290,6 +290,11 @@ pub(crate) async fn run(
     tenant: String,
 ) -> RunResult {
     let started = Instant::now();
+    // One "today" for every planner call of the run.
+    let mut shared = shared;
+    if shared.options.today.is_none() {
+        shared.options.today = Some(super::options::clock_today());
+    }
     let trace_id = opts.trace_id.clone().unwrap_or_else(TraceId::new);
     let trace = trace_id.as_str().to_owned();
     let seed = shared.options.jitter_seed.unwrap_or_else(|| {

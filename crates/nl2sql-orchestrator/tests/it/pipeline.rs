@@ -169,7 +169,7 @@ async fn reports_a_question_the_planner_cannot_link() {
         .await;
     assert!(!r.success);
     assert_eq!(r.status, RunStatus::Failed);
-    let failures = r.errors_with(ErrorCode::PlanningFailure);
+    let failures = r.errors_with(ErrorCode::AmbiguousQuestion);
     assert_eq!(failures.len(), 1, "{:#?}", r.errors);
     assert!(
         failures[0].message.contains("airspeed"),

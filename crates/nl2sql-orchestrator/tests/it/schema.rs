@@ -217,7 +217,7 @@ async fn with_no_ranked_datasource_every_indexed_one_is_considered() {
         r.warnings
     );
     assert_eq!(r.errors.len(), 1, "{:#?}", r.errors);
-    assert_eq!(r.errors[0].code, ErrorCode::PlanningFailure);
+    assert_eq!(r.errors[0].code, ErrorCode::AmbiguousQuestion);
     assert!(
         r.errors[0].message.contains("Xyzzy"),
         "{}",

@@ -13,8 +13,9 @@ pub use parse::{
     MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_IDENT_LEN, MAX_LIST_LEN, PlanParseError, parse_plan,
 };
 pub use types::{
-    AGGREGATE_FUNCTIONS, CaseWhen, Direction, Expr, ExprKind, GroupByItem, JoinSpec, JoinType,
-    LiteralValue, Op, OrderItem, PlanModel, QueryType, SelectItem, TableRef,
+    AGGREGATE_FUNCTIONS, CaseWhen, Direction, Expr, ExprKind, GroupByItem, Interpretation,
+    InterpretedSpan, JoinSpec, JoinType, LiteralValue, Op, OrderItem, PlanModel, QueryType,
+    SelectItem, TableRef,
 };
 
 /// The JSON Schema (draft 2020-12) of [`PlanModel`], generated from the types.

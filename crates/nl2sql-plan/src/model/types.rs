@@ -84,6 +84,33 @@ pub struct PlanModel {
     /// Free text for logs; never rendered into SQL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    /// How the planner read the question: each span and the plan element it became, and
+    /// how sure it is. Never rendered into SQL; a planner may leave it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpretation: Option<Interpretation>,
+}
+
+/// How a planner read a question (spec: the offline planner accounts for every word).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Interpretation {
+    /// The spans of the question, in order, with the plan element each became.
+    #[serde(default, deserialize_with = "null_default")]
+    pub spans: Vec<InterpretedSpan>,
+    /// From 0 (a guess) to 1 (every span placed, no tie between readings).
+    #[serde(default, deserialize_with = "null_default")]
+    pub confidence: f64,
+}
+
+/// One span of a question and what it became.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InterpretedSpan {
+    /// The words, as written.
+    pub text: String,
+    /// The plan element: `table t`, `column t.c`, `the value 'x' of t.c`, `the value 10`,
+    /// an operation.
+    pub element: String,
 }
 
 /// A table of the plan.

@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use nl2sql_plan::UnmappedReason;
+use nl2sql_state::ErrorCode;
 use serde_json::Value;
 
 use crate::{AnswerFormat, AnswerRequest, FinalAnswer, TerminalResult};
@@ -42,10 +43,21 @@ pub(crate) fn answer(request: &AnswerRequest) -> FinalAnswer {
         let summary = if request.errors.is_empty() {
             "No result was produced for this question.".to_owned()
         } else {
+            // The cause first: an aggregation that failed only because its input scan
+            // did is an echo of that scan's error.
+            let causes: Vec<_> = request
+                .errors
+                .iter()
+                .filter(|e| e.code != ErrorCode::AggregatorFailed)
+                .collect();
+            let shown = if causes.is_empty() {
+                request.errors.iter().collect()
+            } else {
+                causes
+            };
             format!(
                 "The question could not be answered: {}",
-                request
-                    .errors
+                shown
                     .iter()
                     .map(|e| e.safe_message().trim_end_matches('.').to_owned())
                     .collect::<Vec<_>>()

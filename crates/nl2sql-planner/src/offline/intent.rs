@@ -5,10 +5,6 @@
 
 use super::text::{Token, TokenKind, month_number, number_word};
 
-/// The date used for relative phrases when a request has no `today`: fixed, never the wall
-/// clock, so plans are reproducible.
-pub const DEFAULT_TODAY: &str = "2024-12-31";
-
 /// An aggregation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Agg {
@@ -101,7 +97,7 @@ pub(crate) struct DateCue {
 }
 
 /// Every cue of a question.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Cues {
     /// Tokens consumed by cues.
     pub(crate) used: Vec<bool>,
@@ -161,6 +157,14 @@ impl Day {
         let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(self.d) - 1;
         let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
         era * 146_097 + doe - 719_468
+    }
+
+    /// Today (UTC) by the system clock.
+    pub(crate) fn from_clock() -> Day {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        Day::from_days(i64::try_from(secs / 86_400).unwrap_or(0))
     }
 
     fn from_days(z: i64) -> Day {

@@ -11,12 +11,15 @@
 //! - `build`: `Analysis` → `PlanModel` and the semantic parts of a `SubQuery`;
 //! - `decompose`: datasource choice and sub-queries; `refine` and `answer`: templates.
 //!
-//! Same input, same output: nothing reads the clock (relative dates use the request's
-//! `today`, else [`DEFAULT_TODAY`]) and every tie is broken by name.
+//! Same input, same output: relative dates use the request's `today` (the engine always
+//! sets one: `--today`, the demo's own last day, else the clock's date, and the run log
+//! records it), and every tie is broken by name. Only a request without `today` reads the
+//! clock.
 
 mod analyze;
 mod answer;
 mod build;
+mod coverage;
 mod decompose;
 mod intent;
 mod joins;
@@ -36,19 +39,36 @@ use crate::{AnswerRequest, DecomposeRequest, FinalAnswer, PlanRequest, Planner, 
 
 use analyze::{Unlinked, analyze};
 use build::{output_names, plan_model};
+use coverage::{Coverage, cover};
 use intent::Day;
 use link::{SchemaIndex, datasource_words};
-
-pub use intent::DEFAULT_TODAY;
+use text::tokenize;
 
 /// The offline deterministic planner.
-#[derive(Debug, Clone, Default)]
-pub struct OfflinePlanner {}
+#[derive(Debug, Clone)]
+pub struct OfflinePlanner {
+    /// Refuse a plan that leaves words of the question unplaced (the default).
+    strict: bool,
+}
+
+impl Default for OfflinePlanner {
+    fn default() -> Self {
+        OfflinePlanner { strict: true }
+    }
+}
 
 impl OfflinePlanner {
-    /// A planner with default settings.
+    /// A planner with default settings: it refuses a question any word of which it
+    /// cannot place in the plan (`AMBIGUOUS_QUESTION`).
     pub fn new() -> Self {
         OfflinePlanner::default()
+    }
+
+    /// A planner that answers even when words are unplaced, listing them in the plan's
+    /// interpretation as `not placed`: for measuring what refusing costs, and for
+    /// learning which words are fillers (`cargo xtask learn-fillers`). Not for users.
+    pub fn lenient() -> Self {
+        OfflinePlanner { strict: false }
     }
 
     /// Decomposes a question without the async trait (the work is synchronous).
@@ -56,13 +76,19 @@ impl OfflinePlanner {
         &self,
         request: &DecomposeRequest,
     ) -> Result<DecomposerResponse, PipelineError> {
-        decompose::decompose(request, today(request.today.as_deref()))
-            .map_err(|u| unlinked_error("decomposer", &u))
+        decompose::decompose(request, today(request.today.as_deref())).map_err(|u| {
+            let indexes: Vec<SchemaIndex> = request
+                .datasources
+                .iter()
+                .filter_map(|d| d.snapshot.as_ref().map(SchemaIndex::build))
+                .collect();
+            unlinked_error("decomposer", &u, &indexes)
+        })
     }
 
     /// Plans one sub-query without the async trait.
     pub fn plan_sync(&self, request: &PlanRequest) -> Result<PlanModel, PipelineError> {
-        plan(request)
+        plan(request, self.strict)
     }
 
     /// Refiner feedback without the async trait.
@@ -102,19 +128,16 @@ impl Planner for OfflinePlanner {
     }
 }
 
-/// `today` of a request, else [`DEFAULT_TODAY`].
+/// `today` of a request, else the clock's date (UTC).
 fn today(given: Option<&str>) -> Day {
-    given
-        .and_then(Day::parse)
-        .or_else(|| Day::parse(DEFAULT_TODAY))
-        .unwrap_or(Day {
-            y: 2024,
-            m: 12,
-            d: 31,
-        })
+    given.and_then(Day::parse).unwrap_or_else(Day::from_clock)
 }
 
-fn unlinked_error(node: &str, u: &Unlinked) -> PipelineError {
+/// The refusal of a question with words that link to nothing in the schema
+/// (`AMBIGUOUS_QUESTION`, not retried): it names them and suggests the schema's names
+/// closest to them.
+fn unlinked_error(node: &str, u: &Unlinked, indexes: &[SchemaIndex]) -> PipelineError {
+    let suggestions = coverage::closest_names(&u.words, indexes);
     let message = if u.words.is_empty() {
         format!("could not understand the question: {}", u.reason)
     } else {
@@ -127,8 +150,46 @@ fn unlinked_error(node: &str, u: &Unlinked) -> PipelineError {
                 .join(", ")
         )
     };
-    PipelineError::new(node, ErrorCode::PlanningFailure, Severity::Error, message)
-        .with_details(json!({ "unlinked": u.words, "reason": u.reason }))
+    let message = match suggestions.first() {
+        Some(s) => format!("{message}; {s}"),
+        None => message,
+    };
+    PipelineError::new(node, ErrorCode::AmbiguousQuestion, Severity::Error, message).with_details(
+        json!({ "unlinked": u.words, "reason": u.reason, "suggestions": suggestions }),
+    )
+}
+
+/// The refusal of a question whose plan leaves words out (`AMBIGUOUS_QUESTION`): it names
+/// them, says what was understood, and suggests how to ask.
+fn uncovered_error(c: &Coverage) -> PipelineError {
+    let quote = |w: &String| format!("'{w}'");
+    let understood: Vec<String> = c
+        .interpretation
+        .spans
+        .iter()
+        .map(|s| format!("'{}' as {}", s.text, s.element))
+        .collect();
+    let mut message = format!(
+        "could not place {} in a plan",
+        c.unplaced.iter().map(quote).collect::<Vec<_>>().join(", ")
+    );
+    if !understood.is_empty() {
+        message.push_str(&format!("; understood {}", understood.join(", ")));
+    }
+    if let Some(s) = c.suggestions.first() {
+        message.push_str(&format!("; {s}"));
+    }
+    PipelineError::new(
+        "ast_planner",
+        ErrorCode::AmbiguousQuestion,
+        Severity::Error,
+        message,
+    )
+    .with_details(json!({
+        "unplaced": c.unplaced,
+        "understood": c.interpretation.spans,
+        "suggestions": c.suggestions,
+    }))
 }
 
 fn failure(message: String) -> PipelineError {
@@ -143,7 +204,7 @@ fn failure(message: String) -> PipelineError {
 /// Plans one sub-query: analyse its intent (else the question, else a question rebuilt
 /// from its semantic parts) over the relevant tables, and name the outputs as the
 /// expected schema says.
-fn plan(request: &PlanRequest) -> Result<PlanModel, PipelineError> {
+fn plan(request: &PlanRequest, strict: bool) -> Result<PlanModel, PipelineError> {
     let index = SchemaIndex::build(&request.schema);
     let day = today(request.today.as_deref());
     let ignore = datasource_words(&request.sub_query.datasource_id);
@@ -162,6 +223,12 @@ fn plan(request: &PlanRequest) -> Result<PlanModel, PipelineError> {
     }
     let mut first_error: Option<Unlinked> = None;
     let mut mismatch: Option<String> = None;
+    let mut uncovered: Option<Coverage> = None;
+    // The words to account for are the sub-query's own (the question, or the part of it
+    // the decomposer wrote), whichever text the plan is finally built from.
+    let intent = &request.sub_query.intent;
+    let intent_tokens = tokenize(intent);
+    let intent_reading = analyze(intent, &index, day, &ignore);
     for text in &texts {
         let mut analysis = match analyze(text, &index, day, &ignore) {
             Ok(a) => a,
@@ -184,11 +251,29 @@ fn plan(request: &PlanRequest) -> Result<PlanModel, PipelineError> {
             ));
             continue;
         };
-        return plan_model(&analysis, &index, &names).map_err(|e| failure(e.0));
+        let mut model = plan_model(&analysis, &index, &names).map_err(|e| failure(e.0))?;
+        // Every word of the sub-query must have become part of the plan.
+        let coverage = match &intent_reading {
+            Ok(reading) => cover(&intent_tokens, reading, &index, &model),
+            Err(u) => Coverage::unread(u),
+        };
+        if strict && !coverage.unplaced.is_empty() {
+            uncovered.get_or_insert(coverage);
+            continue;
+        }
+        model.interpretation = Some(coverage.into_interpretation());
+        return Ok(model);
+    }
+    if let Some(coverage) = uncovered {
+        return Err(uncovered_error(&coverage));
     }
     match (mismatch, first_error) {
         (Some(m), _) => Err(failure(m)),
-        (None, Some(u)) => Err(unlinked_error("ast_planner", &u)),
+        (None, Some(u)) => Err(unlinked_error(
+            "ast_planner",
+            &u,
+            std::slice::from_ref(&index),
+        )),
         (None, None) => Err(failure("nothing to plan".to_owned())),
     }
 }

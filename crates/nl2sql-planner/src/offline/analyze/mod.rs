@@ -150,6 +150,11 @@ pub(crate) struct Analysis {
     pub(crate) notes: Vec<String>,
     /// Sum of the link scores (to rank datasources).
     pub(crate) score: u32,
+    /// The schema links of the question's spans (to check that the plan uses them).
+    pub(crate) mentions: Vec<Mention>,
+    /// The intent cues of the question (aggregations, comparisons, ordering, grouping),
+    /// to check that the plan expresses each.
+    pub(crate) cues: Cues,
 }
 
 impl Analysis {
@@ -402,6 +407,8 @@ impl Builder<'_> {
         self.dates();
         self.ordering();
         self.a.unlinked = unlinked;
+        self.a.mentions = self.mentions.to_vec();
+        self.a.cues = self.cues.clone();
         if !self.a.unlinked.is_empty() {
             self.a
                 .notes
@@ -908,7 +915,7 @@ impl Builder<'_> {
         }
         let after = is_total(i).then_some(i);
         let before = (start >= 2 && self.tokens[start - 1].is("of") && is_total(start - 2))
-            .then_some(start - 2);
+            .then(|| start - 2);
         after.or(before)
     }
 

@@ -204,7 +204,7 @@ fn a_demonym_or_a_country_name_is_a_country_value() {
     );
     assert_eq!(
         sql_over(&nations, "How many Swiss vendors are there?"),
-        "ERROR could not link: 'Swiss'"
+        "ERROR could not link: 'Swiss'; rephrase the question with the schema's names: its tables are charters, cranes, harbours, legs, spares, stoppages, vendors"
     );
 }
 

@@ -1,0 +1,774 @@
+//! Account for every word: after a plan is built, each content span of the question must
+//! have become an element of it, or the question is refused, naming the words it could
+//! not place and what it did understand, with suggestions.
+//!
+//! What counts, checked against the built [`PlanModel`] (not against the analysis's own
+//! bookkeeping, so that a constraint the builder dropped shows):
+//! - a word that links to nothing in the schema (and is not a grammar or intent word) is
+//!   unplaced;
+//! - a table, column or value mention is placed only when its table, column or value is
+//!   in the plan (a value in a filter on its column);
+//! - a number or date is placed only when it is a literal of the plan (a filter, a
+//!   grouping condition, the limit).
+//!
+//! Cue words (aggregations, comparisons, ordering, grouping) are placed by the cues that
+//! read them; a comparison that found no column leaves its number unplaced, which is how
+//! "pets heavier than 10" with no weight filter is refused.
+
+use std::collections::BTreeSet;
+
+use nl2sql_plan::{Expr, ExprKind, Interpretation, InterpretedSpan, LiteralValue, PlanModel};
+
+use super::analyze::Analysis;
+use super::link::{Mention, SchemaIndex, Target, TypeClass};
+use super::text::{Token, TokenKind, is_function_word, is_stop_word, number_word};
+
+/// Words that, where they link to nothing, add nothing a plan must express ("located",
+/// "registered", "listed"): learned from the Spider train split by `cargo xtask
+/// learn-fillers` (see that task for how): one lower-case word a line, then the counts
+/// it was kept on; `#` starts a comment line.
+const FILLERS: &str = include_str!("data/fillers.txt");
+
+/// What a cue word became.
+const OPERATION: &str = "an operation (aggregate, comparison, grouping or order)";
+
+/// What is left of a contraction once its apostrophe splits it ("we've", "don't").
+const CONTRACTIONS: &[&str] = &["ve", "ll", "re", "d", "s", "t", "m"];
+
+/// Whether `word` (lower case) is a learned filler.
+fn is_filler(word: &str) -> bool {
+    FILLERS
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .any(|l| l.split_whitespace().next() == Some(word))
+}
+
+/// The reading of a question against its plan.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Coverage {
+    /// Spans and the plan elements they became, in question order.
+    pub(crate) interpretation: Interpretation,
+    /// Words that became nothing in the plan, in question order.
+    pub(crate) unplaced: Vec<String>,
+    /// Suggestions for the unplaced words.
+    pub(crate) suggestions: Vec<String>,
+}
+
+/// What the plan uses: tables, `table.column` references and literals (lower case).
+#[derive(Default)]
+struct Used {
+    tables: BTreeSet<String>,
+    columns: BTreeSet<(String, String)>,
+    numbers: Vec<f64>,
+    strings: Vec<String>,
+}
+
+impl Used {
+    fn of(plan: &PlanModel) -> Used {
+        let mut used = Used::default();
+        let alias_table: Vec<(String, String)> = plan
+            .tables
+            .iter()
+            .map(|t| (t.alias.to_lowercase(), t.name.to_lowercase()))
+            .collect();
+        used.tables = alias_table.iter().map(|(_, t)| t.clone()).collect();
+        let only_table = (alias_table.len() == 1).then(|| alias_table[0].1.clone());
+        let mut visit = |e: &Expr| match e.kind {
+            ExprKind::Column => {
+                let Some(name) = e.column_name.as_deref() else {
+                    return;
+                };
+                let table = e
+                    .alias
+                    .as_deref()
+                    .and_then(|a| {
+                        alias_table
+                            .iter()
+                            .find(|(alias, _)| alias.eq_ignore_ascii_case(a))
+                            .map(|(_, t)| t.clone())
+                    })
+                    .or_else(|| only_table.clone());
+                if let Some(table) = table {
+                    used.columns.insert((table, name.to_lowercase()));
+                }
+            }
+            ExprKind::Literal => match &e.value {
+                Some(LiteralValue::Int(i)) => used.numbers.push(*i as f64),
+                Some(LiteralValue::Float(x)) => used.numbers.push(*x),
+                Some(LiteralValue::Str(s)) => used.strings.push(s.to_lowercase()),
+                _ => {}
+            },
+            _ => {}
+        };
+        let mut exprs: Vec<&Expr> = Vec::new();
+        exprs.extend(plan.select_items.iter().map(|s| &s.expr));
+        exprs.extend(plan.where_.iter());
+        exprs.extend(plan.group_by.iter().map(|g| &g.expr));
+        exprs.extend(plan.having.iter());
+        exprs.extend(plan.order_by.iter().map(|o| &o.expr));
+        for e in exprs {
+            e.walk(&mut visit);
+        }
+        if let Some(limit) = plan.limit {
+            used.numbers.push(limit as f64);
+        }
+        used
+    }
+
+    fn has_number(&self, x: f64) -> bool {
+        self.numbers.iter().any(|n| (n - x).abs() < 1e-9)
+            || self.strings.iter().any(|s| s.contains(&format_number(x)))
+    }
+
+    fn has_text(&self, text: &str) -> bool {
+        let text = text.to_lowercase();
+        self.strings.iter().any(|s| s.contains(&text))
+    }
+}
+
+fn format_number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        x.to_string()
+    }
+}
+
+/// Reads `analysis` (of `tokens`) against `plan`.
+pub(crate) fn cover(
+    tokens: &[Token],
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    plan: &PlanModel,
+) -> Coverage {
+    let used = Used::of(plan);
+    let mut spans: Vec<(usize, InterpretedSpan)> = Vec::new();
+    let mut unplaced: Vec<(usize, String)> = Vec::new();
+    let mut suggestions = Vec::new();
+    let mut covered = vec![false; tokens.len()];
+    for m in &analysis.mentions {
+        covered[m.start..m.end].iter_mut().for_each(|c| *c = true);
+        let text = span_text(tokens, m.start, m.end);
+        let (element, placed) = element_of(m, index, &used);
+        // "across all our plants", "in every factory": a table named only to say "all of
+        // them" restricts nothing.
+        let quantified = matches!(m.target, Target::Table(_))
+            && tokens[m.start.saturating_sub(3)..m.start]
+                .iter()
+                .any(|t| t.is_any(&["all", "every", "across"]));
+        if placed || quantified {
+            spans.push((m.start, InterpretedSpan { text, element }));
+        } else {
+            suggestions.push(format!(
+                "'{text}' reads as {element}, which the plan does not use"
+            ));
+            unplaced.push((m.start, text));
+        }
+    }
+    for (i, t) in tokens.iter().enumerate() {
+        if covered[i] {
+            continue;
+        }
+        match t.kind {
+            TokenKind::Number => {
+                let Some(x) = t.number() else { continue };
+                // A year or count inside a date phrase ("after 2012", "the last 10
+                // years") became the phrase's bounds.
+                let dated = analysis
+                    .cues
+                    .dates
+                    .iter()
+                    .find(|d| d.start <= i && i < d.end)
+                    .is_some_and(|d| {
+                        [&d.lo, &d.hi]
+                            .into_iter()
+                            .flatten()
+                            .any(|bound| used.has_text(bound))
+                    });
+                if dated {
+                    spans.push((
+                        i,
+                        InterpretedSpan {
+                            text: t.raw.clone(),
+                            element: "a date range".to_owned(),
+                        },
+                    ));
+                } else if used.has_number(x) {
+                    spans.push((
+                        i,
+                        InterpretedSpan {
+                            text: t.raw.clone(),
+                            element: format!("the value {}", format_number(x)),
+                        },
+                    ));
+                } else {
+                    if let Some(s) = number_suggestion(tokens, i, analysis, index, x) {
+                        suggestions.push(s);
+                    }
+                    unplaced.push((i, t.raw.clone()));
+                }
+            }
+            TokenKind::Date | TokenKind::Quoted => {
+                if used.has_text(&t.raw) {
+                    spans.push((
+                        i,
+                        InterpretedSpan {
+                            text: t.raw.clone(),
+                            element: format!("the value '{}'", t.raw),
+                        },
+                    ));
+                } else {
+                    unplaced.push((i, t.raw.clone()));
+                }
+            }
+            TokenKind::Word => {
+                // A number written as a word ("three") that a comparison reads: the same
+                // check as a number ("one" only after "than", "least" or "most": it is
+                // usually a pronoun).
+                let counted = number_word(&t.lower).filter(|n| {
+                    *n > 1
+                        || (*n == 1
+                            && i > 0
+                            && tokens[i - 1].is_any(&["than", "least", "most", "exactly"]))
+                });
+                if let Some(n) = counted
+                    && analysis.cues.used.get(i).copied().unwrap_or(false)
+                {
+                    if used.has_number(n as f64) {
+                        spans.push((
+                            i,
+                            InterpretedSpan {
+                                text: t.raw.clone(),
+                                element: format!("the value {n}"),
+                            },
+                        ));
+                    } else {
+                        unplaced.push((i, t.raw.clone()));
+                    }
+                } else if analysis.cues.used.get(i).copied().unwrap_or(false) {
+                    spans.push((
+                        i,
+                        InterpretedSpan {
+                            text: t.raw.clone(),
+                            element: OPERATION.to_owned(),
+                        },
+                    ));
+                } else if analysis.unlinked.contains(&t.raw)
+                    && !is_function_word(&t.lower)
+                    && !is_stop_word(&t.lower)
+                    && !CONTRACTIONS.contains(&t.lower.as_str())
+                {
+                    if is_filler(&t.lower) {
+                        spans.push((
+                            i,
+                            InterpretedSpan {
+                                text: t.raw.clone(),
+                                element: "nothing (a word that adds nothing to this plan)"
+                                    .to_owned(),
+                            },
+                        ));
+                    } else {
+                        unplaced.push((i, t.raw.clone()));
+                    }
+                }
+            }
+        }
+    }
+    // Each cue the question holds must show in the plan: a dropped aggregation,
+    // superlative, top-N, ordering or distinct is a constraint the answer would lack.
+    for (start, end, what) in missing_cues(tokens, analysis, index, plan, &covered) {
+        let text = span_text(tokens, start, end);
+        spans.retain(|(i, _)| *i < start || *i >= end);
+        suggestions.push(format!(
+            "'{text}' asks for {what}, which the plan does not have"
+        ));
+        unplaced.push((start, text));
+    }
+    spans.sort_by_key(|(i, _)| *i);
+    // Adjacent words of one operation read as one span ("How many", "for each").
+    let mut merged: Vec<(usize, InterpretedSpan)> = Vec::with_capacity(spans.len());
+    for (i, span) in spans {
+        if let Some((j, last)) = merged.last_mut()
+            && span.element == OPERATION
+            && last.element == OPERATION
+            && *j + last.text.split(' ').count() == i
+        {
+            last.text.push(' ');
+            last.text.push_str(&span.text);
+            continue;
+        }
+        merged.push((i, span));
+    }
+    let spans = merged;
+    unplaced.sort_by_key(|(i, _)| *i);
+    let unplaced: Vec<String> = unplaced.into_iter().map(|(_, w)| w).collect();
+    let ties = analysis
+        .mentions
+        .iter()
+        .filter(|m| !m.alternatives.is_empty())
+        .count();
+    let confidence = if unplaced.is_empty() {
+        (1.0 - 0.15 * ties as f64).max(0.1)
+    } else {
+        0.0
+    };
+    if !unplaced.is_empty() && suggestions.is_empty() {
+        suggestions.push(rephrase_hint(index, plan));
+    }
+    Coverage {
+        interpretation: Interpretation {
+            spans: spans.into_iter().map(|(_, s)| s).collect(),
+            confidence,
+        },
+        unplaced,
+        suggestions,
+    }
+}
+
+impl Coverage {
+    /// The coverage of a text the analysis could not read at all: its words are
+    /// unplaced.
+    pub(crate) fn unread(u: &super::analyze::Unlinked) -> Coverage {
+        Coverage {
+            interpretation: Interpretation::default(),
+            unplaced: if u.words.is_empty() {
+                vec![u.reason.clone()]
+            } else {
+                u.words.clone()
+            },
+            suggestions: vec![u.reason.clone()],
+        }
+    }
+
+    /// The interpretation, with unplaced words listed as such (a lenient plan).
+    pub(crate) fn into_interpretation(self) -> Interpretation {
+        let mut interpretation = self.interpretation;
+        interpretation
+            .spans
+            .extend(self.unplaced.into_iter().map(|text| InterpretedSpan {
+                text,
+                element: "not placed".to_owned(),
+            }));
+        interpretation
+    }
+}
+
+fn span_text(tokens: &[Token], start: usize, end: usize) -> String {
+    tokens[start..end]
+        .iter()
+        .map(|t| t.raw.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What a mention names, and whether the plan uses it.
+fn element_of(m: &Mention, index: &SchemaIndex, used: &Used) -> (String, bool) {
+    match &m.target {
+        Target::Table(t) => {
+            let name = &index.tables[*t].name;
+            (
+                format!("table {name}"),
+                used.tables.contains(&name.to_lowercase()),
+            )
+        }
+        Target::Column(c) => {
+            let col = &index.columns[*c];
+            let table = &index.tables[col.table].name;
+            (
+                format!("column {table}.{}", col.name),
+                used.columns
+                    .contains(&(table.to_lowercase(), col.name.to_lowercase())),
+            )
+        }
+        Target::Value { column, values, .. } => {
+            let col = &index.columns[*column];
+            let table = &index.tables[col.table].name;
+            let shown: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            let in_plan = used
+                .columns
+                .contains(&(table.to_lowercase(), col.name.to_lowercase()))
+                && values.iter().any(|v| match v {
+                    serde_json::Value::String(s) => used.has_text(s),
+                    serde_json::Value::Number(n) => n.as_f64().is_some_and(|x| used.has_number(x)),
+                    serde_json::Value::Bool(_) => true,
+                    _ => false,
+                });
+            (
+                format!("the value {} of {table}.{}", shown.join(" or "), col.name),
+                in_plan,
+            )
+        }
+    }
+}
+
+/// Whether the plan selects, unaggregated, a number column mentioned right after
+/// `at` ("how many seats does the stadium have": `capacity`, not a count).
+fn selects_amount_after(
+    at: usize,
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    plan: &PlanModel,
+) -> bool {
+    analysis
+        .mentions
+        .iter()
+        .filter(|m| m.start >= at && m.start <= at + 2)
+        .filter_map(|m| m.column())
+        .filter(|c| index.columns[*c].class == TypeClass::Numeric)
+        .any(|c| {
+            let name = &index.columns[c].name;
+            plan.select_items.iter().any(|s| {
+                s.expr.kind == ExprKind::Column
+                    && s.expr
+                        .column_name
+                        .as_deref()
+                        .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            })
+        })
+}
+
+/// "did you mean `Pets.weight > 10`?": the numeric column mentioned nearest before an
+/// unplaced number.
+fn number_suggestion(
+    tokens: &[Token],
+    at: usize,
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    x: f64,
+) -> Option<String> {
+    let m = analysis
+        .mentions
+        .iter()
+        .filter(|m| m.end <= at)
+        .filter_map(|m| match m.target {
+            Target::Column(c) if index.columns[c].class == TypeClass::Numeric => Some((m.end, c)),
+            _ => None,
+        })
+        .max_by_key(|(end, _)| *end)?;
+    let col = &index.columns[m.1];
+    let between = span_text(tokens, m.0, at).to_lowercase();
+    let op = if [
+        "less", "fewer", "under", "below", "younger", "lighter", "cheaper", "smaller", "lower",
+    ]
+    .iter()
+    .any(|w| between.contains(w))
+    {
+        "<"
+    } else if [
+        "more", "greater", "over", "above", "heavier", "older", "larger", "higher", "bigger",
+        "exceed",
+    ]
+    .iter()
+    .any(|w| between.contains(w))
+    {
+        ">"
+    } else {
+        "="
+    };
+    Some(format!(
+        "did you mean `{}.{} {op} {}`?",
+        index.tables[col.table].name,
+        col.name,
+        format_number(x)
+    ))
+}
+
+/// A hint naming the columns of the plan's tables, when nothing better is known.
+fn rephrase_hint(index: &SchemaIndex, plan: &PlanModel) -> String {
+    let tables: Vec<&str> = plan.tables.iter().map(|t| t.name.as_str()).collect();
+    let columns: Vec<String> = index
+        .columns
+        .iter()
+        .filter(|c| tables.contains(&index.tables[c.table].name.as_str()))
+        .take(8)
+        .map(|c| format!("{}.{}", index.tables[c.table].name, c.name))
+        .collect();
+    if columns.is_empty() {
+        "rephrase the question with the names of tables and columns".to_owned()
+    } else {
+        format!(
+            "rephrase the question with the schema's names, e.g. {}",
+            columns.join(", ")
+        )
+    }
+}
+
+/// Suggestions for words that link to nothing: the table or column names of `indexes`
+/// closest to each (Jaro-Winkler over the lower-case name and its parts, at least 0.85),
+/// else a hint with some of the schema's names. Never empty.
+pub(crate) fn closest_names(words: &[String], indexes: &[SchemaIndex]) -> Vec<String> {
+    let mut out = Vec::new();
+    for word in words {
+        let w = word.to_lowercase();
+        let mut best: Option<(f64, String)> = None;
+        for index in indexes {
+            let names = index
+                .tables
+                .iter()
+                .map(|t| (t.name.clone(), format!("table `{}`", t.name)))
+                .chain(index.columns.iter().map(|c| {
+                    (
+                        c.name.clone(),
+                        format!("column `{}.{}`", index.tables[c.table].name, c.name),
+                    )
+                }));
+            for (name, shown) in names {
+                let lower = name.to_lowercase();
+                let score = std::iter::once(lower.as_str())
+                    .chain(lower.split('_'))
+                    .map(|part| strsim::jaro_winkler(&w, part))
+                    .fold(0.0, f64::max);
+                if score >= 0.85 && best.as_ref().is_none_or(|(b, _)| score > *b) {
+                    best = Some((score, shown));
+                }
+            }
+        }
+        if let Some((_, shown)) = best {
+            out.push(format!("for '{word}', did you mean {shown}?"));
+        }
+    }
+    if out.is_empty() {
+        let names: Vec<String> = indexes
+            .iter()
+            .flat_map(|i| i.tables.iter().map(|t| t.name.clone()))
+            .take(8)
+            .collect();
+        out.push(if names.is_empty() {
+            "rephrase the question with the names of tables and columns".to_owned()
+        } else {
+            format!(
+                "rephrase the question with the schema's names: its tables are {}",
+                names.join(", ")
+            )
+        });
+    }
+    out
+}
+
+/// The aggregate functions a plan calls (upper case).
+fn plan_functions(plan: &PlanModel) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut visit = |e: &Expr| {
+        if e.kind == ExprKind::Func
+            && let Some(f) = &e.func_name
+        {
+            out.insert(f.to_uppercase());
+        }
+    };
+    for item in &plan.select_items {
+        item.expr.walk(&mut visit);
+    }
+    if let Some(h) = &plan.having {
+        h.walk(&mut visit);
+    }
+    for o in &plan.order_by {
+        o.expr.walk(&mut visit);
+    }
+    out
+}
+
+/// Whether an ORDER BY key of `plan` reads column `name`.
+fn plan_orders_by(plan: &PlanModel, name: &str) -> bool {
+    plan.order_by.iter().any(|o| {
+        let mut found = false;
+        o.expr.walk(&mut |e: &Expr| {
+            if e.column_name
+                .as_deref()
+                .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            {
+                found = true;
+            }
+        });
+        found
+    })
+}
+
+/// The words of grouping cues ("for each", "per", "grouped by", "broken down by").
+const GROUP_WORDS: &[&str] = &[
+    "for",
+    "of",
+    "in",
+    "each",
+    "every",
+    "per",
+    "grouped",
+    "broken",
+    "down",
+    "split",
+    "breakdown",
+    "by",
+];
+
+/// Cues of the analysis that the plan does not express: `(start, end, what)`.
+fn missing_cues(
+    tokens: &[Token],
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    plan: &PlanModel,
+    covered: &[bool],
+) -> Vec<(usize, usize, String)> {
+    let cues = &analysis.cues;
+    let functions = plan_functions(plan);
+    let ranked = !plan.order_by.is_empty() && plan.limit.is_some();
+    let mut out = Vec::new();
+    // A cue spelled inside a name the question links ("Total_Horses") is that name.
+    let inside_mention =
+        |start: usize, end: usize| (start..end).all(|i| covered.get(i).copied().unwrap_or(false));
+    for cue in &cues.aggs {
+        if inside_mention(cue.start, cue.end) {
+            continue;
+        }
+        use super::intent::Agg;
+        let (name, ok) = match cue.agg {
+            // "how many units", "the total number of minutes": a count of rows, or an
+            // amount added up.
+            Agg::Count => (
+                "a count",
+                functions.contains("COUNT")
+                    || functions.contains("SUM")
+                    || functions.contains("AVG")
+                    || selects_amount_after(cue.end, analysis, index, plan),
+            ),
+            // "how many machines in total": a total count is a count.
+            Agg::Sum => (
+                "a total",
+                functions.contains("SUM") || functions.contains("COUNT"),
+            ),
+            Agg::Avg => ("an average", functions.contains("AVG")),
+            Agg::Min => ("a minimum", functions.contains("MIN") || ranked),
+            Agg::Max => ("a maximum", functions.contains("MAX") || ranked),
+        };
+        if !ok {
+            out.push((cue.start, cue.end, name.to_owned()));
+        }
+    }
+    for cue in &cues.supers {
+        if inside_mention(cue.start, cue.end) {
+            continue;
+        }
+        let ok = ranked || functions.contains("MIN") || functions.contains("MAX");
+        if !ok {
+            out.push((
+                cue.start,
+                cue.end,
+                "a ranking (ordered, with a limit)".to_owned(),
+            ));
+        }
+    }
+    // A grouping the question asks for ("for each year", "per factory") that an
+    // aggregating plan dropped: one number where the question wants one per group.
+    // ("by" alone is too loose a cue to hold a plan to.)
+    let aggregates = ["COUNT", "SUM", "AVG", "MIN", "MAX"]
+        .iter()
+        .any(|f| functions.contains(*f));
+    if aggregates && plan.group_by.is_empty() {
+        for &end in &cues.groups {
+            if end == 0
+                || tokens[end - 1].is("by")
+                    && end >= 2
+                    && !tokens[end - 2].is_any(&["grouped", "split", "breakdown", "down"])
+            {
+                continue;
+            }
+            let mut start = end - 1;
+            while start > 0
+                && cues.used.get(start - 1).copied().unwrap_or(false)
+                && tokens[start - 1].is_any(GROUP_WORDS)
+            {
+                start -= 1;
+            }
+            // "the average quantity per production run": per row of the table the plan
+            // aggregates, not a grouping.
+            let per_row = analysis
+                .mentions
+                .iter()
+                .find(|m| m.start == end)
+                .is_some_and(|m| match m.target {
+                    Target::Table(t) => plan
+                        .tables
+                        .first()
+                        .is_some_and(|f| f.name.eq_ignore_ascii_case(&index.tables[t].name)),
+                    _ => false,
+                });
+            if !per_row && !inside_mention(start, end) {
+                out.push((start, end, "a result per group".to_owned()));
+            }
+        }
+    }
+    if let Some((n, _, end)) = cues.top
+        && (plan.limit != Some(n) || plan.order_by.is_empty())
+    {
+        let start = end.saturating_sub(2);
+        out.push((start, end, format!("the top {n} by some order")));
+    }
+    // The column named right after "ordered by", "sorted by" or "in (ascending) order of"
+    // must be a sort key.
+    let mut keys: Vec<usize> = cues.order_key.into_iter().collect();
+    keys.extend(
+        tokens
+            .windows(2)
+            .enumerate()
+            .filter(|(_, w)| w[0].is("order") && w[1].is("of"))
+            .map(|(i, _)| i + 2),
+    );
+    keys.dedup();
+    for at in keys {
+        let key = analysis
+            .mentions
+            .iter()
+            .find(|m| m.start >= at && m.start <= at + 3)
+            .and_then(|m| m.column());
+        if let Some(c) = key
+            && !plan_orders_by(plan, &index.columns[c].name)
+        {
+            let start = at.saturating_sub(2);
+            out.push((start, at, format!("an order by {}", index.columns[c].name)));
+        }
+    }
+    // "the first and last name", "start and end dates": a word coordinated with a
+    // column's name ("last name" → `last_name`) that with the same head names another
+    // column of that table (`first_name`) asks for that column too.
+    for m in &analysis.mentions {
+        let Target::Column(c) = m.target else {
+            continue;
+        };
+        if m.start < 2 || !tokens[m.start - 1].is("and") {
+            continue;
+        }
+        let col = &index.columns[c];
+        let Some(head) = col.plain.last() else {
+            continue;
+        };
+        let other = &tokens[m.start - 2];
+        let sibling = index.columns.iter().position(|o| {
+            o.table == col.table
+                && o.plain.len() == 2
+                && o.plain[1] == *head
+                && (o.plain[0] == other.stem || o.plain[0] == other.lower)
+        });
+        if let Some(s) = sibling
+            && s != c
+            && !Used::of(plan).columns.contains(&(
+                index.tables[col.table].name.to_lowercase(),
+                index.columns[s].name.to_lowercase(),
+            ))
+        {
+            out.push((
+                m.start - 2,
+                m.start - 1,
+                format!("the column {}", index.columns[s].name),
+            ));
+        }
+    }
+    if cues.distinct
+        && !plan.distinct
+        && !plan.select_items.iter().any(|s| s.expr.distinct)
+        && cues.aggs.iter().all(|a| !a.distinct)
+        && let Some(i) = tokens
+            .iter()
+            .position(|t| t.is_any(super::intent::DISTINCT_WORDS))
+    {
+        out.push((i, i + 1, "distinct values".to_owned()));
+    }
+    out
+}

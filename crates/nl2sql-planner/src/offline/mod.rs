@@ -229,8 +229,14 @@ fn plan(request: &PlanRequest, strict: bool) -> Result<PlanModel, PipelineError>
     let intent = &request.sub_query.intent;
     let intent_tokens = tokenize(intent);
     let intent_reading = analyze(intent, &index, day, &ignore);
-    for text in &texts {
-        let mut analysis = match analyze(text, &index, day, &ignore) {
+    for (k, text) in texts.iter().enumerate() {
+        // The first text is the intent itself: read once.
+        let read = if k == 0 {
+            intent_reading.clone()
+        } else {
+            analyze(text, &index, day, &ignore)
+        };
+        let mut analysis = match read {
             Ok(a) => a,
             Err(u) => {
                 first_error.get_or_insert(u);

@@ -134,6 +134,21 @@ fn render(report: &SpiderReport, label: &str) -> String {
     for (class, n) in classes {
         let _ = writeln!(out, "  {n:>5}  {class}");
     }
+    let r = &report.retrieval;
+    let _ = writeln!(
+        out,
+        "\nschema context: every gold table in {} of {} contexts; {} of {} gold tables ({:.1}%); {:.1} tables per context",
+        r.complete,
+        r.questions,
+        r.retrieved_gold_tables,
+        r.gold_tables,
+        if r.gold_tables == 0 {
+            0.0
+        } else {
+            100.0 * r.retrieved_gold_tables as f64 / r.gold_tables as f64
+        },
+        r.mean_context_tables
+    );
     let _ = writeln!(
         out,
         "\nlatency per question: p50 {:.1} ms, p90 {:.1} ms (planner: p50 {} ms, p90 {} ms)",

@@ -121,8 +121,37 @@ pub struct SpiderResult {
     /// The words the plans placed only as learned fillers (what `cargo xtask
     /// learn-fillers` relearns from, with `unplaced`).
     pub fillers: Vec<String>,
+    /// The schema context the planner got, against the tables the gold query reads:
+    /// `None` when the run reached no schema retrieval (refused before).
+    pub retrieval: Option<Retrieval>,
     /// The lowest confidence of the plans, when they carry one.
     pub confidence: Option<f64>,
+}
+
+/// The tables a run's schema retrieval gave the planner, against the gold query's.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Retrieval {
+    /// The retrieved tables (lower case, every scan's).
+    pub tables: Vec<String>,
+    /// The tables the gold query reads (lower case).
+    pub gold_tables: Vec<String>,
+    /// Gold tables the context lacked.
+    pub missing: Vec<String>,
+}
+
+/// Retrieval recall over the questions that reached schema retrieval.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct RetrievalRecall {
+    /// Questions whose run retrieved a schema context.
+    pub questions: usize,
+    /// Of those, the ones whose context held every gold table.
+    pub complete: usize,
+    /// Gold tables over all those questions, and how many the contexts held.
+    pub gold_tables: usize,
+    /// Of `gold_tables`, retrieved.
+    pub retrieved_gold_tables: usize,
+    /// Mean tables per context.
+    pub mean_context_tables: f64,
 }
 
 /// Counts over a set of questions.
@@ -188,6 +217,8 @@ pub struct SpiderReport {
     pub per_database: BTreeMap<String, SpiderCounts>,
     /// Wrong answers by class and refusals by code: how many of each.
     pub failure_classes: BTreeMap<String, usize>,
+    /// Whether the schema context held the gold query's tables.
+    pub retrieval: RetrievalRecall,
     /// p50 and p90 of the whole `ask`, in milliseconds.
     pub latency_ms: (f64, f64),
     /// p50 and p90 of the planner's steps, in milliseconds.
@@ -239,12 +270,19 @@ pub async fn run_spider(
         let guard = SqlGuard::new(GuardContext::new(db_id, adapter.dialect(), &contract));
         for i in indices {
             let case = &cases[i];
-            let gold = match guard.guard(&case.query) {
-                Ok(sql) => adapter.run_sql(&sql, adapter.limits()).await,
-                Err(report) => ResultFrame::failed(
+            let mut checked = guard.check(&case.query);
+            // The tables the gold query reads: what the planner's context must hold.
+            let gold_tables: Vec<String> = checked
+                .reads
+                .iter()
+                .map(|r| r.table.to_lowercase())
+                .collect();
+            let gold = match checked.guarded.take() {
+                Some(sql) => adapter.run_sql(&sql, adapter.limits()).await,
+                None => ResultFrame::failed(
                     ResultError::new(
                         ResultErrorCode::SecurityViolation,
-                        format!("the guard refused the gold query: {}", report.to_text()),
+                        format!("the guard refused the gold query: {}", checked.to_text()),
                     ),
                     0.0,
                 ),
@@ -271,7 +309,18 @@ pub async fn run_spider(
                 .iter()
                 .filter_map(|i| i.get("confidence").and_then(serde_json::Value::as_f64))
                 .reduce(f64::min);
+            let retrieved = retrieved_tables(&options.data_dir.join(db_id), &run.trace_id);
+            let retrieval = retrieved.map(|tables| Retrieval {
+                missing: gold_tables
+                    .iter()
+                    .filter(|g| !tables.contains(g))
+                    .cloned()
+                    .collect(),
+                gold_tables: gold_tables.clone(),
+                tables,
+            });
             let result = SpiderResult {
+                retrieval,
                 unplaced,
                 fillers,
                 confidence,
@@ -421,6 +470,7 @@ fn report(results: Vec<SpiderResult>) -> SpiderReport {
         total,
         per_database,
         failure_classes,
+        retrieval: recall(&results),
         latency_ms: quantiles(results.iter().map(|r| r.latency_ms).collect()),
         planning_ms: quantiles(results.iter().map(|r| r.planning_ms as f64).collect()),
         results,
@@ -441,4 +491,47 @@ fn spans_where(interpretations: &[&serde_json::Value], keep: impl Fn(&str) -> bo
         .filter_map(|s| s.get("text").and_then(serde_json::Value::as_str))
         .map(str::to_owned)
         .collect()
+}
+
+/// The tables the schema retrievals of run `trace_id` gave the planner (lower case, bare
+/// names), from its run log under `data_dir`; `None` when it has no retrieval.
+fn retrieved_tables(data_dir: &Path, trace_id: &str) -> Option<Vec<String>> {
+    let entries =
+        crate::engine::read_run_log(&crate::engine::run_log_path(data_dir, trace_id)).ok()?;
+    let mut tables: Vec<String> = Vec::new();
+    let mut any = false;
+    for e in entries.iter().filter(|e| e.node == "schema_retriever") {
+        any = true;
+        for t in e.delta["tables"].as_array().into_iter().flatten() {
+            if let Some(name) = t.as_str() {
+                let bare = name.rsplit('.').next().unwrap_or(name).to_lowercase();
+                if !tables.contains(&bare) {
+                    tables.push(bare);
+                }
+            }
+        }
+    }
+    any.then_some(tables)
+}
+
+/// Retrieval recall over `results`.
+fn recall(results: &[SpiderResult]) -> RetrievalRecall {
+    let reached: Vec<&Retrieval> = results
+        .iter()
+        .filter_map(|r| r.retrieval.as_ref())
+        .collect();
+    let gold_tables: usize = reached.iter().map(|r| r.gold_tables.len()).sum();
+    let missing: usize = reached.iter().map(|r| r.missing.len()).sum();
+    let context: usize = reached.iter().map(|r| r.tables.len()).sum();
+    RetrievalRecall {
+        questions: reached.len(),
+        complete: reached.iter().filter(|r| r.missing.is_empty()).count(),
+        gold_tables,
+        retrieved_gold_tables: gold_tables - missing,
+        mean_context_tables: if reached.is_empty() {
+            0.0
+        } else {
+            context as f64 / reached.len() as f64
+        },
+    }
 }

@@ -80,6 +80,38 @@ fn spider_format_benchmark_reports_and_holds_each_question() {
         .sum();
     assert_eq!(per_db_scored, count(total, "scored"));
 
+    // Retrieval: each context against the gold query's tables, and the totals of them.
+    let mut reached = 0;
+    let mut gold_tables = 0;
+    let mut held = 0;
+    for r in results.iter().filter(|r| !r["retrieval"].is_null()) {
+        let ret = &r["retrieval"];
+        let names = |k: &str| -> Vec<String> {
+            ret[k]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap().to_owned())
+                .collect()
+        };
+        let (tables, gold, missing) = (names("tables"), names("gold_tables"), names("missing"));
+        assert!(!gold.is_empty(), "{r}");
+        let expect: Vec<String> = gold
+            .iter()
+            .filter(|g| !tables.contains(g))
+            .cloned()
+            .collect();
+        assert_eq!(missing, expect, "{r}");
+        reached += 1;
+        gold_tables += gold.len() as u64;
+        held += (gold.len() - missing.len()) as u64;
+    }
+    let recall = &strict["retrieval"];
+    assert!(reached > 0);
+    assert_eq!(count(recall, "questions"), reached);
+    assert_eq!(count(recall, "gold_tables"), gold_tables);
+    assert_eq!(count(recall, "retrieved_gold_tables"), held);
+
     // A refusal for words it could not place names them and suggests something.
     let ambiguous: Vec<&Value> = results
         .iter()

@@ -18,9 +18,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
-}
+use super::serve::{KEY, fixture, serve, write_setup};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("nl2sql-faults-{}-{name}", std::process::id()));
@@ -99,8 +97,10 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
     }
 }
 
-fn ask(dir: &Path, question: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+/// `nl2sql ask --format json` over the configuration and data directory in `dir`.
+fn ask_command(dir: &Path, question: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_nl2sql"));
+    command
         .args(["ask", "--format", "json", "--config"])
         .arg(dir.join("nl2sql.toml"))
         .arg("--data-dir")
@@ -108,9 +108,12 @@ fn ask(dir: &Path, question: &str) -> Output {
         .arg(question)
         .env_remove("NL2SQL_CONFIG")
         .env_remove("NL2SQL_DATA_DIR")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+        .stdin(Stdio::null());
+    command
+}
+
+fn ask(dir: &Path, question: &str) -> Output {
+    ask_command(dir, question).output().unwrap()
 }
 
 /// Every run log under `data` (`engines/<key>/runs/*.jsonl`) reads back through
@@ -196,50 +199,6 @@ fn a_full_disk_while_writing_an_artifact_fails_the_question_cleanly() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-const KEY: &str = "fault-test-key-0123456789";
-
-/// A running `nl2sql serve` and its address.
-struct Served {
-    child: std::process::Child,
-    addr: String,
-}
-
-fn serve(dir: &Path) -> Served {
-    use std::io::BufRead as _;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
-        .args(["serve", "--config"])
-        .arg(dir.join("nl2sql.toml"))
-        .arg("--api-keys")
-        .arg(dir.join("keys.toml"))
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .args(["--bind", "127.0.0.1:0"])
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
-        .env_remove("NL2SQL_API_KEYS")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if let Some(rest) = line.strip_prefix("listening on http://") {
-                let _ = tx.send(rest.split('/').next().unwrap().to_owned());
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(300))
-        .unwrap_or_else(|e| {
-            let _ = child.kill();
-            panic!("the server did not start: {e}")
-        });
-    Served { child, addr }
-}
-
 /// One question over HTTP: `Ok((status, body))`, or the transport error.
 fn post_query(addr: &str, question: &str) -> Result<(u16, Value), String> {
     let mut stream = TcpStream::connect(addr).map_err(|e| e.to_string())?;
@@ -272,20 +231,8 @@ fn post_query(addr: &str, question: &str) -> Result<(u16, Value), String> {
 #[test]
 fn sigkill_during_runs_leaves_no_partial_state_and_the_next_start_answers() {
     let dir = temp_dir("sigkill");
-    std::fs::copy(fixture(), dir.join("plant.db")).unwrap();
-    std::fs::write(
-        dir.join("nl2sql.toml"),
-        "version = 1\n\n[[datasources]]\nid = \"plant\"\nurl = \"sqlite://plant.db\"\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("keys.toml"),
-        format!(
-            "version = 1\n\n[[keys]]\nkey = \"{KEY}\"\nuser_id = \"alice\"\nroles = [\"analyst\"]\n"
-        ),
-    )
-    .unwrap();
-    let mut served = serve(&dir);
+    write_setup(&dir);
+    let mut served = serve(&dir, &[]);
     let addr = served.addr.clone();
     let stop = Arc::new(AtomicBool::new(false));
     let questions = [
@@ -355,7 +302,7 @@ fn sigkill_during_runs_leaves_no_partial_state_and_the_next_start_answers() {
     }
 
     // The next start is clean (temporary files of the killed writer gone) and answers.
-    let served = serve(&dir);
+    let served = serve(&dir, &[]);
     let mut files = Vec::new();
     walk(&data, &data, &mut files);
     assert!(
@@ -508,14 +455,7 @@ fn a_database_restarted_during_a_run_gives_an_answer_or_a_clear_error() {
     );
 
     // Ask again, and restart the server while the statement runs.
-    let child = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
-        .args(["ask", "--format", "json", "--config"])
-        .arg(dir.join("nl2sql.toml"))
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .arg(question)
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
+    let child = ask_command(&dir, question)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-const KEY: &str = "serve-test-key-0123456789";
+pub(super) const KEY: &str = "serve-test-key-0123456789";
 
-fn fixture() -> PathBuf {
+pub(super) fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
 }
 
@@ -59,7 +59,8 @@ fn factories_in_fixture() -> i64 {
         .unwrap()
 }
 
-fn write_setup(dir: &Path) {
+/// The fixture as datasource `plant`, and an API key for role `analyst` (`KEY`).
+pub(super) fn write_setup(dir: &Path) {
     std::fs::copy(fixture(), dir.join("plant.db")).unwrap();
     std::fs::write(
         dir.join("nl2sql.toml"),
@@ -77,15 +78,15 @@ fn write_setup(dir: &Path) {
 
 /// A running `nl2sql serve`: the child, its address and the reader of its standard error
 /// (every line, once it exits).
-struct Served {
-    child: Child,
-    addr: String,
+pub(super) struct Served {
+    pub(super) child: Child,
+    pub(super) addr: String,
     stderr: std::thread::JoinHandle<Vec<String>>,
 }
 
 /// Starts `nl2sql serve` over the setup in `dir` on a free port, with `extra` arguments,
 /// and waits until it listens.
-fn serve(dir: &Path, extra: &[&str]) -> Served {
+pub(super) fn serve(dir: &Path, extra: &[&str]) -> Served {
     let mut child = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
         .args(["serve", "--config"])
         .arg(dir.join("nl2sql.toml"))

@@ -276,7 +276,7 @@ pub(crate) fn cover(
     }
     // Each cue the question holds must show in the plan: a dropped aggregation,
     // superlative, top-N, ordering or distinct is a constraint the answer would lack.
-    for (start, end, what) in missing_cues(tokens, analysis, index, plan, &covered) {
+    for (start, end, what) in missing_cues(tokens, analysis, index, plan, &used, &covered) {
         let text = span_text(tokens, start, end);
         spans.retain(|(i, _)| *i < start || *i >= end);
         suggestions.push(format!(
@@ -605,6 +605,7 @@ fn missing_cues(
     analysis: &Analysis,
     index: &SchemaIndex,
     plan: &PlanModel,
+    used: &Used,
     covered: &[bool],
 ) -> Vec<(usize, usize, String)> {
     let cues = &analysis.cues;
@@ -748,7 +749,7 @@ fn missing_cues(
         });
         if let Some(s) = sibling
             && s != c
-            && !Used::of(plan).columns.contains(&(
+            && !used.columns.contains(&(
                 index.tables[col.table].name.to_lowercase(),
                 index.columns[s].name.to_lowercase(),
             ))

@@ -378,6 +378,13 @@ impl Planner for CassettePlanner {
         }
     }
 
+    fn ignores_feedback(&self) -> bool {
+        // A replay answers each request as recorded, so it re-plans as the recorded
+        // planner did only when that planner read feedback; with a planner inside, its
+        // own answer holds.
+        self.inner.as_ref().is_some_and(|p| p.ignores_feedback())
+    }
+
     async fn decompose(
         &self,
         request: &DecomposeRequest,

@@ -51,4 +51,11 @@ pub trait Planner: Send + Sync + std::fmt::Debug {
 
     /// Phrases the final answer from the terminal results.
     async fn answer(&self, request: &AnswerRequest) -> Result<FinalAnswer, PipelineError>;
+
+    /// True when [`Planner::plan`] ignores the refiner's feedback, so a re-plan writes the
+    /// same plan again: the engine then retries an attempt only when every error was a
+    /// passing fault (`ErrorCode::is_transient`), never to hear the same plan twice.
+    fn ignores_feedback(&self) -> bool {
+        false
+    }
 }

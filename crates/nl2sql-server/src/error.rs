@@ -137,6 +137,7 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::JoinMissingOnClause
         | ErrorCode::PlanningFailure
         | ErrorCode::AmbiguousQuestion
+        | ErrorCode::ValueNotFound
         | ErrorCode::SqlGenFailed
         | ErrorCode::SqlSyntaxError
         | ErrorCode::UnsupportedSql

@@ -93,6 +93,10 @@ pub enum ErrorCode {
     /// place in a plan, or readings that conflict): the question is refused, naming them,
     /// instead of answered with a guess. Not retried: the same question reads the same.
     AmbiguousQuestion,
+    /// A value the plan compares a text column with is not among the column's values
+    /// (checked through the adapter, case, accents and spacing ignored): refused, naming
+    /// the nearest stored values. Retried: a planner that reads feedback can correct it.
+    ValueNotFound,
     /// Unexpected validator fault.
     ValidatorCrash,
     /// Refiner failure.
@@ -161,6 +165,7 @@ impl ErrorCode {
         ErrorCode::ExecutorCrash,
         ErrorCode::PlanningFailure,
         ErrorCode::AmbiguousQuestion,
+        ErrorCode::ValueNotFound,
         ErrorCode::ValidatorCrash,
         ErrorCode::RefinerFailed,
         ErrorCode::PhysicalValidatorFailed,
@@ -206,6 +211,7 @@ impl ErrorCode {
             ErrorCode::ExecutorCrash => "EXECUTOR_CRASH",
             ErrorCode::PlanningFailure => "PLANNING_FAILURE",
             ErrorCode::AmbiguousQuestion => "AMBIGUOUS_QUESTION",
+            ErrorCode::ValueNotFound => "VALUE_NOT_FOUND",
             ErrorCode::ValidatorCrash => "VALIDATOR_CRASH",
             ErrorCode::RefinerFailed => "REFINER_FAILED",
             ErrorCode::PhysicalValidatorFailed => "PHYSICAL_VALIDATOR_FAILED",
@@ -276,6 +282,9 @@ impl ErrorCode {
             ErrorCode::AmbiguousQuestion => {
                 "the planner could not place every word of the question in a plan (offline planner): refused, naming them, with suggestions; not retried"
             }
+            ErrorCode::ValueNotFound => {
+                "a value the plan compares a text column with is not among the column's values (value grounder: a guarded lookup through the adapter; case, accents and spacing ignored): refused, naming the nearest stored values"
+            }
             ErrorCode::ValidatorCrash => "unexpected validator fault",
             ErrorCode::RefinerFailed => "refiner failure",
             ErrorCode::PhysicalValidatorFailed => "unexpected physical-validator fault",
@@ -330,6 +339,7 @@ impl ErrorCode {
             ErrorCode::ExecutorCrash => Severity::Critical,
             ErrorCode::PlanningFailure => Severity::Error,
             ErrorCode::AmbiguousQuestion => Severity::Error,
+            ErrorCode::ValueNotFound => Severity::Error,
             ErrorCode::ValidatorCrash => Severity::Error,
             ErrorCode::RefinerFailed => Severity::Error,
             ErrorCode::PhysicalValidatorFailed => Severity::Error,
@@ -364,6 +374,24 @@ impl ErrorCode {
                 | ErrorCode::AmbiguousQuestion
                 | ErrorCode::PipelineTimeout
                 | ErrorCode::Cancelled
+        )
+    }
+
+    /// True for a fault of the machinery rather than of the plan (a timeout, an
+    /// unavailable or failing database, a crashed validator or executor): the same plan
+    /// may pass on another attempt. A planner that ignores feedback is retried only for
+    /// these.
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::ExecutionTimeout
+                | ErrorCode::ServiceUnavailable
+                | ErrorCode::ExecutionFailed
+                | ErrorCode::DbExecutionError
+                | ErrorCode::ExecutorCrash
+                | ErrorCode::ValidatorCrash
+                | ErrorCode::PhysicalValidatorFailed
+                | ErrorCode::UnknownError
         )
     }
 

@@ -32,6 +32,7 @@ fn listed(code: ErrorCode) -> bool {
         | ErrorCode::ExecutorCrash
         | ErrorCode::PlanningFailure
         | ErrorCode::AmbiguousQuestion
+        | ErrorCode::ValueNotFound
         | ErrorCode::ValidatorCrash
         | ErrorCode::RefinerFailed
         | ErrorCode::PhysicalValidatorFailed
@@ -55,7 +56,7 @@ fn listed(code: ErrorCode) -> bool {
 
 #[test]
 fn error_codes_are_complete_unique_and_round_trip() {
-    assert_eq!(ErrorCode::ALL.len(), 40);
+    assert_eq!(ErrorCode::ALL.len(), 41);
     let mut names = std::collections::BTreeSet::new();
     for &code in ErrorCode::ALL {
         assert!(listed(code));

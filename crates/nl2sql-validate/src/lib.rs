@@ -10,9 +10,13 @@
 //!   static, then data-flow checks of a `DecomposerResponse`, failing fast at the first
 //!   level with findings ([`DecompositionReport`]).
 //!
+//! - value grounding, [`grounding`]: the string literals a plan compares text columns
+//!   with, matched against the values the engine read from the column.
+//!
 //! `schema_from_ddl` and `schema_from_json` build the schemas they check against.
 
 mod ddl;
+pub mod grounding;
 mod guard;
 mod logical;
 mod progressive;

@@ -7,6 +7,7 @@ mod datasources;
 mod doctor;
 mod failures;
 mod faults;
+mod grounding;
 mod list_adapters;
 mod plan_commands;
 mod plan_dag;

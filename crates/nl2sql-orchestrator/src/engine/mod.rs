@@ -12,6 +12,7 @@
 //! audit events go to the audit log (`audit`).
 
 mod audit;
+mod ground;
 mod intent;
 mod options;
 mod result;
@@ -40,7 +41,10 @@ use nl2sql_state::{
 use crate::datasources::DatasourceRegistry;
 
 pub use audit::{AUDIT_BACKUPS, AUDIT_MAX_BYTES, AuditLog, redact};
-pub use options::{AskOptions, DEFAULT_TENANT, ENGINE_ENV_VARS, EngineOptions, clock_today};
+pub use options::{
+    AskOptions, DEFAULT_TENANT, DEFAULT_VALUE_LOOKUP_LIMIT, ENGINE_ENV_VARS, EngineOptions,
+    clock_today,
+};
 pub use result::{AttemptReport, ErrorReport, RunResult, SubQueryReport, TerminalTable};
 pub use runlog::{
     RunLogEntry, read_run_log, recorded_question, run_log_path, write_replay_cassette,

@@ -35,6 +35,11 @@ pub struct EngineOptions {
     pub max_cost: Option<f64>,
     /// `LOGICAL_VALIDATOR_STRICT_COLUMNS` (default true).
     pub strict_columns: bool,
+    /// `VALUE_GROUNDING_MAX_VALUES`: the value grounder reads at most this many distinct
+    /// values of each text column a plan compares with a string (default 1,000); a larger
+    /// column is searched for the plan's literals instead (case ignored). 0 turns
+    /// grounding off.
+    pub value_lookup_limit: usize,
     /// Execute the SQL (false: stop after physical validation; plans and SQL are the
     /// output).
     pub execute: bool,
@@ -75,6 +80,7 @@ impl Default for EngineOptions {
             database_timeout: Duration::from_secs(60),
             max_cost: None,
             strict_columns: true,
+            value_lookup_limit: DEFAULT_VALUE_LOOKUP_LIMIT,
             execute: true,
             today: None,
             answer_rows: 200,
@@ -88,7 +94,7 @@ impl Default for EngineOptions {
 
 /// The environment variables [`EngineOptions::with_env`] reads (spec:
 /// config-and-security.md §2).
-pub const ENGINE_ENV_VARS: [&str; 14] = [
+pub const ENGINE_ENV_VARS: [&str; 15] = [
     "SCHEMA_VERSION_MISMATCH_POLICY",
     "LOGICAL_VALIDATOR_STRICT_COLUMNS",
     "SQL_AGENT_MAX_RETRIES",
@@ -103,7 +109,11 @@ pub const ENGINE_ENV_VARS: [&str; 14] = [
     "LLM_TIMEOUT_SEC",
     "TENANT_ID",
     "AUDIT_LOG_PATH",
+    "VALUE_GROUNDING_MAX_VALUES",
 ];
+
+/// The default of [`EngineOptions::value_lookup_limit`].
+pub const DEFAULT_VALUE_LOOKUP_LIMIT: usize = 1_000;
 
 /// The tenant of a caller that names none, unless `TENANT_ID` says otherwise.
 pub const DEFAULT_TENANT: &str = "default_tenant";
@@ -173,6 +183,9 @@ impl EngineOptions {
                     ));
                 }
             };
+        }
+        if let Some(v) = get("VALUE_GROUNDING_MAX_VALUES") {
+            self.value_lookup_limit = parse_u32("VALUE_GROUNDING_MAX_VALUES", &v)? as usize;
         }
         if let Some(v) = get("SQL_AGENT_MAX_RETRIES") {
             self.max_retries = parse_u32("SQL_AGENT_MAX_RETRIES", &v)?;

@@ -1,6 +1,7 @@
 //! The SQL agent for one scan (spec: pipeline.md §3): schema retrieval → plan → logical
-//! validation → SQL generation → physical validation → execution → artifact, with the
-//! retry handler (exponential backoff with jitter) and the refiner between attempts.
+//! validation → value grounding → SQL generation → physical validation → execution →
+//! artifact, with the retry handler (exponential backoff with jitter) and the refiner
+//! between attempts.
 
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -22,6 +23,7 @@ use nl2sql_validate::{LogicalContext, validate_plan};
 use serde_json::{Value, json};
 
 use super::cancelled;
+use super::ground;
 use super::result::{AttemptReport, ErrorReport, SubQueryReport};
 use super::run::RunCtx;
 use super::runlog::{Record, millis};
@@ -232,7 +234,7 @@ async fn drive(
             report.status = ScanStatus::Cancelled;
             return a.errors;
         }
-        let retryable = a.errors.iter().all(PipelineError::is_retryable);
+        let retryable = worth_retrying(&a.errors, ctx.shared.planner.ignores_feedback());
         if !retryable || attempt_no > options.max_retries {
             report.status = ScanStatus::Failed;
             return a.errors;
@@ -341,7 +343,7 @@ async fn attempt(
             async move { planner.plan(&req).await },
         )
         .await;
-    let plan = match planned {
+    let mut plan = match planned {
         Ok(p) => p,
         Err(mut e) => {
             e.node = "ast_planner".to_owned();
@@ -405,8 +407,6 @@ async fn attempt(
         return out;
     }
 
-    // generator.
-    let t = now();
     let limits = ctx
         .shared
         .registry
@@ -417,6 +417,40 @@ async fn attempt(
         .store
         .get_snapshot(ds, &schema.schema_version)
         .unwrap_or_else(|| schema.snapshot.clone());
+    let breaker = match ctx.shared.registry.breaker(ds) {
+        Ok(b) => b,
+        Err(e) => {
+            let e = PipelineError::new(
+                "physical_validator",
+                ErrorCode::MissingDatasourceId,
+                Severity::Error,
+                e.to_string(),
+            );
+            out.errors = vec![e];
+            return out;
+        }
+    };
+    let request_limits = RequestLimits {
+        row_limit: Some(limits.row_limit),
+        timeout_ms: Some(limits.statement_timeout_ms),
+        max_bytes: Some(limits.max_bytes),
+    };
+
+    // value_grounder.
+    let t = now();
+    let grounded = ground::ground(ctx, adapter, &breaker, &full, &request_limits, &mut plan).await;
+    if let Some(grounded) = grounded {
+        scan.log(ground::NODE, Some(n), t, grounded.delta, &grounded.errors);
+        warnings.extend(grounded.warnings);
+        if !grounded.errors.is_empty() {
+            out.errors = grounded.errors;
+            return out;
+        }
+        out.plan = Some(plan.clone());
+    }
+
+    // generator.
+    let t = now();
     let generated = SqlGenerator::new(adapter.dialect())
         .with_schema(&full.contract)
         .with_row_limit(limits.row_limit)
@@ -435,19 +469,6 @@ async fn attempt(
 
     // physical_validator.
     let t = now();
-    let breaker = match ctx.shared.registry.breaker(ds) {
-        Ok(b) => b,
-        Err(e) => {
-            let e = PipelineError::new(
-                "physical_validator",
-                ErrorCode::MissingDatasourceId,
-                Severity::Error,
-                e.to_string(),
-            );
-            out.errors = vec![e];
-            return out;
-        }
-    };
     let settings = PhysicalSettings {
         max_cost: options.max_cost,
         policy: Some(ctx.access.clone()),
@@ -517,11 +538,6 @@ async fn attempt(
         scan.log_error("executor", Some(n), t, &e);
         out.errors = vec![e];
         return out;
-    };
-    let request_limits = RequestLimits {
-        row_limit: Some(limits.row_limit),
-        timeout_ms: Some(limits.statement_timeout_ms),
-        max_bytes: Some(limits.max_bytes),
     };
     let frame: Option<Result<ResultFrame, _>> = tokio::select! {
         biased;
@@ -639,6 +655,14 @@ async fn attempt(
     out
 }
 
+/// Whether an attempt that failed with `errors` is worth another: every error retryable,
+/// and, for a planner that ignores feedback (it would write the same plan again), every
+/// error a passing fault (a timeout, a crash, an unavailable database).
+fn worth_retrying(errors: &[PipelineError], ignores_feedback: bool) -> bool {
+    errors.iter().all(PipelineError::is_retryable)
+        && (!ignores_feedback || errors.iter().all(|e| e.code.is_transient()))
+}
+
 /// The schema retriever's request for a sub-query.
 fn schema_request(sq: &SubQuery) -> SchemaRequest {
     SchemaRequest {
@@ -699,5 +723,35 @@ fn hide_denied(snapshot: &mut SchemaSnapshot, access: &AccessPolicy, datasource_
                     .retain(|column, _| kept.columns.contains_key(column));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use nl2sql_state::{ErrorCode, PipelineError, Severity};
+
+    use super::worth_retrying;
+
+    #[test]
+    fn a_planner_that_ignores_feedback_is_retried_only_for_passing_faults() {
+        let e = |code| PipelineError::new("n", code, Severity::Error, "m");
+        let plan_fault = [e(ErrorCode::ValueNotFound)];
+        let passing = [e(ErrorCode::ExecutionTimeout), e(ErrorCode::ValidatorCrash)];
+        let mixed = [e(ErrorCode::ExecutionTimeout), e(ErrorCode::ColumnNotFound)];
+        assert!(worth_retrying(&plan_fault, false));
+        assert!(!worth_retrying(&plan_fault, true));
+        assert!(worth_retrying(&passing, true));
+        assert!(!worth_retrying(&mixed, true));
+        assert!(worth_retrying(&mixed, false));
+        // Fatal codes are never retried, whoever plans.
+        let fatal = [e(ErrorCode::AmbiguousQuestion)];
+        assert!(!worth_retrying(&fatal, false));
+        let critical = [PipelineError::new(
+            "n",
+            ErrorCode::ExecutionTimeout,
+            Severity::Critical,
+            "m",
+        )];
+        assert!(!worth_retrying(&critical, true));
     }
 }

@@ -424,6 +424,7 @@ fn settings_come_from_the_file_then_the_environment() {
             ("SQL_AGENT_RETRY_JITTER_SEC", "0"),
             ("PHYSICAL_MAX_COST", "1e6"),
             ("LLM_TIMEOUT_SEC", "7"),
+            ("VALUE_GROUNDING_MAX_VALUES", "25"),
         ]))
         .unwrap();
     assert_eq!(both.schema_version_mismatch, MismatchPolicy::Ignore);
@@ -432,6 +433,8 @@ fn settings_come_from_the_file_then_the_environment() {
     assert_eq!(both.retry_jitter, std::time::Duration::ZERO);
     assert_eq!(both.max_cost, Some(1e6));
     assert_eq!(both.planner_timeout, std::time::Duration::from_secs(7));
+    assert_eq!(both.value_lookup_limit, 25);
+    assert_eq!(from_file.value_lookup_limit, 1_000);
     assert_eq!(both.max_retries, 5, "unset variables keep the file's value");
     let scans = from_file
         .clone()
@@ -458,6 +461,10 @@ fn settings_come_from_the_file_then_the_environment() {
             "SQL_AGENT_MAX_RETRIES",
         ),
         (&[("PHYSICAL_MAX_COST", "0")][..], "PHYSICAL_MAX_COST"),
+        (
+            &[("VALUE_GROUNDING_MAX_VALUES", "all")][..],
+            "VALUE_GROUNDING_MAX_VALUES",
+        ),
     ] {
         let pairs: &'static [(&'static str, &'static str)] =
             Box::leak(pairs.to_vec().into_boxed_slice());

@@ -626,4 +626,30 @@ impl Expr {
             child.walk(f);
         }
     }
+
+    /// Visits this expression and every descendant in pre-order, mutably: `f` sees a node
+    /// before its children, so the children visited are those `f` leaves in place.
+    pub fn walk_mut(&mut self, f: &mut dyn FnMut(&mut Expr)) {
+        f(self);
+        for child in [
+            self.left.as_deref_mut(),
+            self.right.as_deref_mut(),
+            self.expr.as_deref_mut(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            child.walk_mut(f);
+        }
+        for arg in &mut self.args {
+            arg.walk_mut(f);
+        }
+        for w in &mut self.whens {
+            w.condition.walk_mut(f);
+            w.result.walk_mut(f);
+        }
+        if let Some(e) = self.else_expr.as_deref_mut() {
+            e.walk_mut(f);
+        }
+    }
 }

@@ -126,6 +126,10 @@ impl Planner for OfflinePlanner {
     async fn answer(&self, request: &AnswerRequest) -> Result<FinalAnswer, PipelineError> {
         Ok(self.answer_sync(request))
     }
+
+    fn ignores_feedback(&self) -> bool {
+        true
+    }
 }
 
 /// `today` of a request, else the clock's date (UTC).

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::resolve::{Resolver, TypeClass, type_class};
 use super::{LogicalContext, NODE, finding};
+use crate::grounding::fold;
 
 /// Visits `e` and its descendants in pre-order with their JSON paths.
 pub(crate) fn walk<'a>(path: &str, e: &'a Expr, f: &mut dyn FnMut(&'a Expr, &str)) {
@@ -103,7 +104,8 @@ fn json_string(v: &Value) -> String {
 
 fn literal_matches(lit: &LiteralValue, sample: &Value) -> bool {
     match (lit, sample) {
-        (LiteralValue::Str(s), v) => s.to_lowercase() == json_string(v).to_lowercase(),
+        // As the value grounder compares: case, accents, spacing and punctuation aside.
+        (LiteralValue::Str(s), v) => fold(s) == fold(&json_string(v)),
         (LiteralValue::Int(i), Value::Number(n)) => {
             n.as_i64() == Some(*i) || n.as_f64() == Some(*i as f64)
         }

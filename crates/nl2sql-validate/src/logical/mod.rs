@@ -9,6 +9,7 @@
 mod exprs;
 mod policy;
 mod resolve;
+pub(crate) use resolve::{TypeClass, type_class};
 mod structure;
 
 use nl2sql_plan::PlanModel;

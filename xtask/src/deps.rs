@@ -36,6 +36,14 @@ const MAY_USE: &[(&str, MayUse)] = &[
     ("index", MayUse::Only(&["state", "adapter"])),
     ("planner", MayUse::Only(&["state", "plan"])),
     (
+        "planner-offline",
+        MayUse::Only(&["state", "plan", "planner"]),
+    ),
+    (
+        "planner-llm",
+        MayUse::Only(&["state", "plan", "planner", "planner-offline"]),
+    ),
+    (
         "worker",
         MayUse::Only(&[
             "state",
@@ -48,7 +56,7 @@ const MAY_USE: &[(&str, MayUse)] = &[
     ("orchestrator", MayUse::Any),
     (
         "server",
-        MayUse::Only(&["state", "planner", "orchestrator"]),
+        MayUse::Only(&["state", "planner", "planner-llm", "orchestrator"]),
     ),
     ("cli", MayUse::Any),
     ("test-support", MayUse::Any),

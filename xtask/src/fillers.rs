@@ -16,7 +16,7 @@
 //!    [`MIN_DATABASES`] databases, whose answers were right at least [`MIN_PRECISION`] of
 //!    the time (the words whose absence did not make answers wrong).
 //!
-//! It writes `crates/nl2sql-planner/src/offline/data/fillers.txt`, one word a line, with a
+//! It writes `crates/nl2sql-planner-offline/src/data/fillers.txt`, one word a line, with a
 //! header saying how it was made.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -33,7 +33,7 @@ pub(crate) const MIN_DATABASES: usize = 3;
 pub(crate) const MIN_PRECISION: f64 = 0.75;
 
 /// Where the list lives.
-const OUT: &str = "crates/nl2sql-planner/src/offline/data/fillers.txt";
+const OUT: &str = "crates/nl2sql-planner-offline/src/data/fillers.txt";
 
 /// Per word: answered questions where it was the only unplaced word, how many were
 /// right, and their databases.

@@ -57,9 +57,9 @@ use nl2sql_plan::{
     CombineGroup, CombineInput, CombineOperation, DecomposerResponse, PlanModel, SubQuery,
 };
 use nl2sql_planner::{
-    AnswerRequest, DecomposeRequest, FinalAnswer, OfflinePlanner, PlanRequest, Planner,
-    RefineRequest,
+    AnswerRequest, DecomposeRequest, FinalAnswer, PlanRequest, Planner, RefineRequest,
 };
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{
     ArtifactDurability, Dialect, PipelineError, ScanStatus, SchemaContract, SchemaSnapshot,
 };

@@ -1,6 +1,6 @@
 //! Planning latency of the offline planner: `decompose` then `plan` of every sub-query, for
 //! each answerable question of the planner's accuracy corpus
-//! (`crates/nl2sql-planner/tests/data/manufacturing_questions.toml`) over the schema
+//! (`crates/nl2sql-planner-offline/tests/data/manufacturing_questions.toml`) over the schema
 //! snapshot of `tests/data/fixtures/manufacturing.db` (taken once by the SQLite adapter,
 //! with its column statistics and sample values).
 //!
@@ -14,7 +14,8 @@ use std::path::PathBuf;
 
 use criterion::{Criterion, Throughput};
 use nl2sql_adapter::{DatasourceAdapter, Limits};
-use nl2sql_planner::{DatasourceInfo, DecomposeRequest, OfflinePlanner, PlanRequest};
+use nl2sql_planner::{DatasourceInfo, DecomposeRequest, PlanRequest};
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{Dialect, SchemaSnapshot};
 use serde::Deserialize;
 
@@ -85,7 +86,7 @@ fn plan_question(planner: &OfflinePlanner, snapshot: &SchemaSnapshot, entry: &En
 
 fn planner(c: &mut Criterion) {
     let text = std::fs::read_to_string(
-        root().join("crates/nl2sql-planner/tests/data/manufacturing_questions.toml"),
+        root().join("crates/nl2sql-planner-offline/tests/data/manufacturing_questions.toml"),
     )
     .expect("read the corpus");
     let corpus: Corpus = toml::from_str(&text).expect("parse the corpus");

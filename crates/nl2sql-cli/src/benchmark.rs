@@ -40,7 +40,7 @@ use anyhow::{Context as _, bail};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use nl2sql_adapter::AdapterRequest;
 use nl2sql_orchestrator::{AskOptions, Engine, Planner, PlannerChoice, RunResult, build_planner};
-use nl2sql_planner::{LlmConfig, LlmPlanner};
+use nl2sql_planner_llm::{LlmConfig, LlmPlanner};
 use nl2sql_state::{Dialect, UserContext};
 use serde::Serialize;
 use serde_json::Value;

@@ -10,7 +10,7 @@ use nl2sql_orchestrator::spider::{
     SpiderCounts, SpiderOptions, SpiderOutcome, SpiderReport, load_spider, run_spider,
 };
 use nl2sql_orchestrator::{EngineOptions, Planner, PlannerChoice, build_planner};
-use nl2sql_planner::LlmPlanner;
+use nl2sql_planner_llm::LlmPlanner;
 
 use crate::ask::{PlannerKind, data_dir};
 use crate::benchmark::{Args, BenchFormat, BenchPlanner, planner_configs};

@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 
 use nl2sql_index::schema_version_of;
 use nl2sql_orchestrator::{DatasourceRegistry, load_docs};
-use nl2sql_planner::llm::{AgentSettings, ProbeStatus, probe_endpoint};
-use nl2sql_planner::{LlmConfig, Step};
+use nl2sql_planner::Step;
+use nl2sql_planner_llm::LlmConfig;
+use nl2sql_planner_llm::{AgentSettings, ProbeStatus, probe_endpoint};
 use nl2sql_state::{EngineSection, EnvSecrets, Secret, redact_url, resolve_secret};
 use serde::Serialize;
 use serde_json::json;

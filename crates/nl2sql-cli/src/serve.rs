@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use nl2sql_orchestrator::{PlannerChoice, build_planner};
-use nl2sql_planner::LlmConfig;
+use nl2sql_planner_llm::LlmConfig;
 use nl2sql_server::{
     ApiKeys, AppState, Catalog, DEFAULT_MAX_BODY_BYTES, DEFAULT_TENANT_ID, EngineFactory,
     PlannerInfo, ServerConfig,

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 use nl2sql_index::{IndexSettings, LexicalIndex, SchemaStore};
 use nl2sql_orchestrator::{DatasourceRegistry, EngineOptions};
-use nl2sql_planner::LlmConfig;
+use nl2sql_planner_llm::LlmConfig;
 use nl2sql_state::{ArtifactDurability, ArtifactsSection, Secret};
 
 /// A source of settings: a variable's value, `None` when unset or blank.

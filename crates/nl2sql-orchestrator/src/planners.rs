@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use nl2sql_planner::{CassettePlanner, LlmConfig, LlmPlanner, OfflinePlanner, Planner};
+use nl2sql_planner::{CassettePlanner, Planner};
+use nl2sql_planner_llm::{LlmConfig, LlmPlanner};
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::ConfigError;
 
 /// The planner behind a run.

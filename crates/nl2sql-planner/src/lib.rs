@@ -1,24 +1,23 @@
 //! Planners: the four model-driven steps of the pipeline (decompose a question, write a
 //! `PlanModel` for one scan, refine a failed plan from feedback, phrase the final answer)
-//! behind one [`Planner`] trait (spec: pipeline.md §1).
+//! behind one [`Planner`] trait (spec: pipeline.md §1), with the typed request and reply
+//! of each step.
 //!
-//! Implementations:
-//! - `offline`: the deterministic planner, the embedded default (no network, no model);
-//! - `llm`: an OpenAI-compatible chat-completions client with structured output;
-//! - `cassette`: a record/replay wrapper around any planner.
+//! This crate holds the contract and one wrapper; the planners are crates of their own:
+//! - `nl2sql-planner-offline`: the deterministic planner, the embedded default (no
+//!   network, no model);
+//! - `nl2sql-planner-llm`: an OpenAI-compatible chat-completions client with structured
+//!   output (steps without a model run on the offline planner);
+//! - [`cassette`] (here): a record/replay wrapper around any planner.
 //!
 //! Every step takes a typed, serialisable request and returns a typed value or a
 //! `PipelineError` (`PLANNING_FAILURE` for decompose and plan, `REFINER_FAILED` for refine,
 //! `AGGREGATOR_FAILED` with node `answer_synthesizer` for answers).
 
 pub mod cassette;
-pub mod llm;
-pub mod offline;
 mod request;
 
 pub use cassette::{CassetteError, CassetteMode, CassettePlanner, cassette_key, cassette_line};
-pub use llm::{LlmConfig, LlmPlanner, capture_calls};
-pub use offline::OfflinePlanner;
 
 pub use request::{
     AnswerFormat, AnswerRequest, DatasourceInfo, DecomposeRequest, FinalAnswer, PlanRequest,

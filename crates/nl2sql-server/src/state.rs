@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use nl2sql_orchestrator::{Engine, IndexReport, compiled_adapters};
-use nl2sql_planner::LlmConfig;
+use nl2sql_planner_llm::LlmConfig;
 use nl2sql_state::{ConfigFile, DatasourceEntry};
 use tokio_util::sync::CancellationToken;
 

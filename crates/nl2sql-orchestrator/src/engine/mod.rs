@@ -33,7 +33,8 @@ use nl2sql_index::{
     DatasourceDocs, IndexProgress, IndexReport, LexicalIndex, SchemaIndex, SchemaStore,
     index_all_with_workers, schema_version_of,
 };
-use nl2sql_planner::{AnswerRequest, OfflinePlanner, Planner};
+use nl2sql_planner::{AnswerRequest, Planner};
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{
     AccessPolicy, ErrorCode, PipelineError, PolicyFile, RunStatus, Severity, TraceId, UserContext,
 };

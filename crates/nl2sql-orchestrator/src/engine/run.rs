@@ -11,9 +11,10 @@ use nl2sql_aggregate::aggregate_from_store;
 use nl2sql_index::{DATASOURCE_K, route_datasources};
 use nl2sql_plan::{DatasourceResolution, DecomposerResponse, ExecutionDag, SubQuery};
 use nl2sql_planner::{
-    AnswerRequest, DatasourceInfo, DecomposeRequest, FinalAnswer, OfflinePlanner, Step,
-    TerminalResult, capture_calls,
+    AnswerRequest, DatasourceInfo, DecomposeRequest, FinalAnswer, Step, TerminalResult,
 };
+use nl2sql_planner_llm::capture_calls;
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{
     AccessPolicy, ArtifactRef, ErrorCode, MismatchPolicy, PipelineError, RunStatus, ScanStatus,
     Severity, TraceId, UserContext,

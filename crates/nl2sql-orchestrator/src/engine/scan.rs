@@ -13,7 +13,8 @@ use nl2sql_adapter::{
 use nl2sql_artifacts::ArtifactMeta;
 use nl2sql_index::{SchemaContext, SchemaRequest, SchemaRetriever};
 use nl2sql_plan::{FilterValue, PlanModel, SubQuery};
-use nl2sql_planner::{OfflinePlanner, PlanRequest, RefineRequest, Step};
+use nl2sql_planner::{PlanRequest, RefineRequest, Step};
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_sqlgen::SqlGenerator;
 use nl2sql_state::{
     AccessPolicy, ArtifactRef, ErrorCode, PipelineError, ScanStatus, SchemaSnapshot, Severity,

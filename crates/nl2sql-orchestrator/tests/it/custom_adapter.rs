@@ -14,7 +14,7 @@ use nl2sql_adapter::{
 };
 use nl2sql_adapter_sqlite::SqliteAdapter;
 use nl2sql_orchestrator::{AskOptions, DatasourceRegistry, Engine};
-use nl2sql_planner::OfflinePlanner;
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{Dialect, Engine as EngineKind, SchemaContract, SchemaSnapshot};
 use serde_json::json;
 

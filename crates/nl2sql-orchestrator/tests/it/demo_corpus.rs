@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use nl2sql_orchestrator::{AskOptions, DatasourceRegistry, Engine, EngineOptions, RunResult};
-use nl2sql_planner::OfflinePlanner;
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{ConfigFile, EnvSecrets, PolicyFile, ScanStatus};
 use nl2sql_test_support::{
     Outcome as Expectation, Table, check_expectations, compare, json_val, show_rows, table_of,

@@ -24,9 +24,9 @@ use nl2sql_orchestrator::{
 };
 use nl2sql_plan::{DecomposerResponse, Expr, GroupByItem, LiteralValue, Op, PlanModel};
 use nl2sql_planner::{
-    AnswerRequest, DecomposeRequest, FinalAnswer, OfflinePlanner, PlanRequest, Planner,
-    RefineRequest,
+    AnswerRequest, DecomposeRequest, FinalAnswer, PlanRequest, Planner, RefineRequest,
 };
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{
     ConfigFile, DatasourceConfig, EnvSecrets, ErrorCode, PipelineError, RunStatus, ScanStatus,
     Secret, Severity,

@@ -16,7 +16,7 @@ use std::time::Duration;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use nl2sql_adapter::{BreakerConfig, CircuitBreaker, ResultError, ResultErrorCode};
 use nl2sql_orchestrator::{AskOptions, DatasourceRegistry, Engine, EngineOptions, RunResult};
-use nl2sql_planner::OfflinePlanner;
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{ErrorCode, PolicyFile, RunStatus, UserContext, sha256_hex};
 use nl2sql_test_support::TempDir;
 use serde_json::{Value, json};

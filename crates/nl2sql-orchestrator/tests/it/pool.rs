@@ -16,9 +16,9 @@ use nl2sql_adapter_sqlite::SqliteAdapter;
 use nl2sql_orchestrator::{AskOptions, DatasourceRegistry, Engine, EngineOptions};
 use nl2sql_plan::{CombineGroup, CombineInput, CombineOperation, DecomposerResponse, PlanModel};
 use nl2sql_planner::{
-    AnswerRequest, DecomposeRequest, FinalAnswer, OfflinePlanner, PlanRequest, Planner,
-    RefineRequest,
+    AnswerRequest, DecomposeRequest, FinalAnswer, PlanRequest, Planner, RefineRequest,
 };
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::PipelineError;
 use nl2sql_test_support::{TempDir, manufacturing_db};
 

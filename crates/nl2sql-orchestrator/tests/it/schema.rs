@@ -15,9 +15,9 @@ use nl2sql_orchestrator::{
 };
 use nl2sql_plan::{DecomposerResponse, PlanModel};
 use nl2sql_planner::{
-    AnswerRequest, DecomposeRequest, FinalAnswer, OfflinePlanner, PlanRequest, Planner,
-    RefineRequest,
+    AnswerRequest, DecomposeRequest, FinalAnswer, PlanRequest, Planner, RefineRequest,
 };
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{
     ArtifactDurability, ArtifactsSection, ConfigFile, EnvSecrets, ErrorCode, MismatchPolicy,
     PipelineError,

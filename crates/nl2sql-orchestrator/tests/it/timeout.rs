@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use nl2sql_adapter::{DatasourceAdapter, Limits, ResultFrame};
 use nl2sql_adapter_sqlite::SqliteAdapter;
 use nl2sql_orchestrator::{AskOptions, DatasourceRegistry, Engine, EngineOptions, RunResult};
-use nl2sql_planner::OfflinePlanner;
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{ErrorCode, RunStatus, ScanStatus};
 use nl2sql_test_support::{TempDir, manufacturing_db};
 use tokio_util::sync::CancellationToken;

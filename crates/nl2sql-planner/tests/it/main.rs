@@ -1,5 +1,3 @@
-//! Integration tests of nl2sql-planner.
+//! Integration tests of nl2sql-planner: the record/replay wrapper.
 
 mod cassette;
-mod corpus;
-mod llm;

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nl2sql_orchestrator::{DatasourceRegistry, Engine, EngineOptions};
-use nl2sql_planner::{LlmConfig, OfflinePlanner};
+use nl2sql_planner_llm::LlmConfig;
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_server::{
     ApiKeys, AppState, Catalog, EngineFactory, Identity, PlannerInfo, ServerConfig, serve,
 };

@@ -16,7 +16,7 @@ use super::config::{LlmConfig, StructuredOutput};
 use super::prompt::{self, ALL_TEMPLATES, pretty_ascii, render, schema_context};
 use super::reply::{self, extract_json};
 use super::transport::backoff_delay;
-use crate::{
+use nl2sql_planner::{
     AnswerRequest, DatasourceInfo, DecomposeRequest, PlanRequest, RefineRequest, Step,
     TerminalResult,
 };

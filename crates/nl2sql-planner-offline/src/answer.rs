@@ -8,7 +8,7 @@ use nl2sql_plan::UnmappedReason;
 use nl2sql_state::ErrorCode;
 use serde_json::Value;
 
-use crate::{AnswerFormat, AnswerRequest, FinalAnswer, TerminalResult};
+use nl2sql_planner::{AnswerFormat, AnswerRequest, FinalAnswer, TerminalResult};
 
 use super::text::{plural, split_ident};
 

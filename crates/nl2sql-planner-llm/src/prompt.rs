@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::transport::{ChatRequest, ResponseSchema};
-use crate::{AnswerRequest, DecomposeRequest, PlanRequest, RefineRequest};
+use nl2sql_planner::{AnswerRequest, DecomposeRequest, PlanRequest, RefineRequest};
 
 /// A prompt template and its version.
 #[derive(Debug, Clone, Copy)]
@@ -49,28 +49,28 @@ impl Template {
 pub(crate) const DECOMPOSER: Template = Template {
     name: "decomposer",
     version: "v1",
-    text: include_str!("../../prompts/decomposer.v1.md"),
+    text: include_str!("../prompts/decomposer.v1.md"),
 };
 
 /// The AST planner's prompt.
 pub(crate) const AST_PLANNER: Template = Template {
     name: "ast_planner",
     version: "v1",
-    text: include_str!("../../prompts/ast_planner.v1.md"),
+    text: include_str!("../prompts/ast_planner.v1.md"),
 };
 
 /// The refiner's prompt.
 pub(crate) const REFINER: Template = Template {
     name: "refiner",
     version: "v1",
-    text: include_str!("../../prompts/refiner.v1.md"),
+    text: include_str!("../prompts/refiner.v1.md"),
 };
 
 /// The answer synthesizer's prompt.
 pub(crate) const ANSWER_SYNTHESIZER: Template = Template {
     name: "answer_synthesizer",
     version: "v1",
-    text: include_str!("../../prompts/answer_synthesizer.v1.md"),
+    text: include_str!("../prompts/answer_synthesizer.v1.md"),
 };
 
 /// Every template, for tests.
@@ -222,7 +222,7 @@ pub(crate) fn answer_synthesizer(request: &AnswerRequest) -> Result<ChatRequest,
     })
 }
 
-/// The JSON Schema of [`crate::FinalAnswer`] (strict-mode compatible).
+/// The JSON Schema of [`nl2sql_planner::FinalAnswer`] (strict-mode compatible).
 pub(crate) fn final_answer_schema() -> Value {
     json!({
         "type": "object",

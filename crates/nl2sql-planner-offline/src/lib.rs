@@ -35,7 +35,9 @@ use nl2sql_plan::{DecomposerResponse, FilterOperator, FilterValue, PlanModel, Su
 use nl2sql_state::{ErrorCode, PipelineError, Severity};
 use serde_json::json;
 
-use crate::{AnswerRequest, DecomposeRequest, FinalAnswer, PlanRequest, Planner, RefineRequest};
+use nl2sql_planner::{
+    AnswerRequest, DecomposeRequest, FinalAnswer, PlanRequest, Planner, RefineRequest,
+};
 
 use analyze::{Unlinked, analyze};
 use build::{output_names, plan_model};

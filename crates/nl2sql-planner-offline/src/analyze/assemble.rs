@@ -447,8 +447,7 @@ impl Builder<'_> {
                 if let Target::Column(c) = m.target
                     && !cols.contains(&c)
                     && entity_table.is_none_or(|t| {
-                        crate::offline::joins::distance(self.index, t, self.index.columns[c].table)
-                            .is_some()
+                        crate::joins::distance(self.index, t, self.index.columns[c].table).is_some()
                     })
                 {
                     cols.push(c);
@@ -585,7 +584,7 @@ impl Builder<'_> {
         (0..self.index.tables.len())
             .filter_map(|t| {
                 let c = self.index.time_column(t)?;
-                let d = crate::offline::joins::distance(self.index, self.a.base, t)?;
+                let d = crate::joins::distance(self.index, self.a.base, t)?;
                 (d <= 2).then(|| (d, self.index.tables[t].name.clone(), c))
             })
             .min()

@@ -41,12 +41,12 @@ use nl2sql_state::{
 };
 use serde_json::json;
 
-use crate::{
-    AnswerRequest, DecomposeRequest, FinalAnswer, OfflinePlanner, PlanRequest, Planner,
-    RefineRequest, Step,
-};
 use breaker::Breaker;
 use config::ALL_STEPS;
+use nl2sql_planner::{
+    AnswerRequest, DecomposeRequest, FinalAnswer, PlanRequest, Planner, RefineRequest, Step,
+};
+use nl2sql_planner_offline::OfflinePlanner;
 use prompt::Template;
 use transport::{CallFailure, ChatRequest, Endpoint, Failure};
 

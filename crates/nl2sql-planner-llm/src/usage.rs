@@ -6,7 +6,7 @@ use std::future::Future;
 use nl2sql_state::ErrorCode;
 use serde::{Deserialize, Serialize};
 
-use crate::Step;
+use nl2sql_planner::Step;
 
 /// One model call as the planner saw it (transport retries included).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@ use nl2sql_plan::{DecomposerResponse, PlanModel, parse_decomposition, parse_plan
 use nl2sql_state::{ErrorCode, PipelineError, Severity};
 use serde_json::json;
 
-use crate::{FinalAnswer, Step};
+use nl2sql_planner::{FinalAnswer, Step};
 
 /// The code a failed call of `step` reports (spec: lib.rs docs, pipeline.md §2.6, §3.1).
 pub(crate) fn failure_code(step: Step) -> ErrorCode {

@@ -197,7 +197,7 @@ fn an_entity_grouped_in_both_parts_is_grouped_by_the_code_they_share() {
             .find(|s| s.datasource_id == "fleet")
             .unwrap();
         let plan = super::super::OfflinePlanner::new()
-            .plan_sync(&crate::PlanRequest {
+            .plan_sync(&nl2sql_planner::PlanRequest {
                 question: q.into(),
                 sub_query: fleet_sq.clone(),
                 dialect: nl2sql_state::Dialect::Sqlite,

@@ -10,11 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use nl2sql_plan::{parse_decomposition, parse_plan};
-use nl2sql_planner::llm::{AgentConfig, BreakerConfig, LlmConfig, LlmPlanner, StructuredOutput};
 use nl2sql_planner::{
     AnswerFormat, AnswerRequest, DecomposeRequest, FinalAnswer, PlanRequest, Planner,
     RefineRequest, Step,
 };
+use nl2sql_planner_llm::{AgentConfig, BreakerConfig, LlmConfig, LlmPlanner, StructuredOutput};
 use nl2sql_state::{
     ColumnContract, ConfigError, Dialect, ErrorCode, PipelineError, SchemaContract, SchemaSnapshot,
     Secret, SecretSource, Severity, TableContract, TableRef,
@@ -362,7 +362,7 @@ async fn capture_calls_returns_the_calls_made_inside_it_and_only_those() {
     let server = Server::start(vec![Reply::ok(PLAN)]).await;
     let planner = planner(&config(&server, |_| {}));
     planner.plan(&plan_request()).await.unwrap();
-    let (plan, calls) = nl2sql_planner::capture_calls(planner.plan(&plan_request())).await;
+    let (plan, calls) = nl2sql_planner_llm::capture_calls(planner.plan(&plan_request())).await;
     assert_eq!(plan.unwrap(), parse_plan(PLAN).unwrap());
     // One call inside the scope (the earlier one is not in it), with the server's usage.
     assert_eq!(calls.len(), 1);
@@ -377,7 +377,7 @@ async fn capture_calls_returns_the_calls_made_inside_it_and_only_those() {
         (11, 7, 18)
     );
     // A planner that calls no model leaves the scope empty.
-    let (_, none) = nl2sql_planner::capture_calls(async { 1 }).await;
+    let (_, none) = nl2sql_planner_llm::capture_calls(async { 1 }).await;
     assert!(none.is_empty());
 }
 
@@ -683,7 +683,7 @@ async fn a_step_without_a_model_runs_on_the_offline_planner() {
         errors: vec![],
     };
     let answer = planner.answer(&request).await.unwrap();
-    let offline = nl2sql_planner::OfflinePlanner::new()
+    let offline = nl2sql_planner_offline::OfflinePlanner::new()
         .answer(&request)
         .await
         .unwrap();

@@ -11,7 +11,7 @@ use std::time::Duration;
 use nl2sql_state::ConfigError;
 use serde::{Deserialize, Serialize};
 
-use crate::Step;
+use nl2sql_planner::Step;
 
 /// The base URL used when none is configured.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";

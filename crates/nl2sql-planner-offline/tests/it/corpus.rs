@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use nl2sql_adapter::{AdapterRequest, DatasourceAdapter, Limits};
 use nl2sql_adapter_sqlite::SqliteAdapter;
-use nl2sql_planner::{DatasourceInfo, DecomposeRequest, OfflinePlanner, PlanRequest, Planner};
+use nl2sql_planner::{DatasourceInfo, DecomposeRequest, PlanRequest, Planner};
+use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_sqlgen::SqlGenerator;
 use nl2sql_state::{Dialect, SchemaSnapshot};
 use nl2sql_test_support::{

@@ -12,8 +12,8 @@ use nl2sql_state::{
 use nl2sql_validate::{LogicalContext, validate_plan};
 
 use super::{col, datasource, decompose, links, samples, table};
-use crate::PlanRequest;
-use crate::offline::OfflinePlanner;
+use crate::OfflinePlanner;
+use nl2sql_planner::PlanRequest;
 
 /// Adds column metadata (samples, a description) to a snapshot.
 pub(super) fn describe(

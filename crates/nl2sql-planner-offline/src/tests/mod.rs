@@ -31,7 +31,7 @@ use super::OfflinePlanner;
 use super::intent::{Day, cues};
 use super::link::{SchemaIndex, Target, link};
 use super::text::{TokenKind, split_ident, stem, tokenize};
-use crate::{
+use nl2sql_planner::{
     AnswerFormat, AnswerRequest, DatasourceInfo, DecomposeRequest, PlanRequest, RefineRequest,
     TerminalResult,
 };
@@ -582,7 +582,7 @@ fn result(columns: &[&str], rows: Vec<Vec<serde_json::Value>>) -> TerminalResult
     }
 }
 
-fn answer(results: Vec<TerminalResult>, errors: Vec<PipelineError>) -> crate::FinalAnswer {
+fn answer(results: Vec<TerminalResult>, errors: Vec<PipelineError>) -> nl2sql_planner::FinalAnswer {
     OfflinePlanner::new().answer_sync(&AnswerRequest {
         question: "q".into(),
         results,

@@ -12,7 +12,7 @@ use nl2sql_plan::{
     SubQueryKind,
 };
 
-use crate::{DatasourceInfo, DecomposeRequest};
+use nl2sql_planner::{DatasourceInfo, DecomposeRequest};
 
 use super::analyze::{Analysis, Unlinked, analyze};
 use super::build::semantic_parts;

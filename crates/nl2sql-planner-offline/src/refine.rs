@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use nl2sql_state::{ErrorCode, PipelineError};
 
-use crate::RefineRequest;
+use nl2sql_planner::RefineRequest;
 
 /// Similarity above which a schema name is suggested.
 const SUGGEST_THRESHOLD: f64 = 0.75;

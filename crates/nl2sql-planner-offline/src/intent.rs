@@ -225,336 +225,413 @@ pub(crate) fn number_at(tokens: &[Token], i: usize) -> Option<f64> {
     })
 }
 
-/// Finds every cue of `tokens`, with `today` for relative dates.
+/// Finds every cue of `tokens`, with `today` for relative dates: dates first, then one
+/// left-to-right pass where, at each unused token, the first scanner of [`SCANNERS`] that
+/// recognises a cue there records it and says where the pass goes on.
 pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
     let mut c = Cues {
         used: vec![false; tokens.len()],
         barriers: vec![false; tokens.len()],
         ..Cues::default()
     };
-    let w = |i: usize| tokens.get(i).map(|t| t.lower.as_str()).unwrap_or("");
     c.listing = tokens.first().is_some_and(|t| {
         t.is_any(&[
             "which", "what", "who", "list", "show", "name", "display", "give", "find",
         ])
     });
     dates(tokens, today, &mut c);
+    let s = Scan { tokens };
     let mut i = 0;
     while i < tokens.len() {
         if c.used[i] {
             i += 1;
             continue;
         }
-        let t = &tokens[i];
-        let mark =
-            |c: &mut Cues, a: usize, b: usize| c.used[a..b].iter_mut().for_each(|u| *u = true);
-        // Top-N and bottom-N.
-        if t.is_any(&["top", "first", "bottom", "last"])
-            && let Some(n) = number_at(tokens, i + 1)
-        {
-            let desc = match w(i) {
-                "top" => Some(true),
-                "bottom" => Some(false),
-                _ => None,
-            };
-            c.top = Some((n as i64, desc, i + 2));
-            mark(&mut c, i, i + 2);
-            i += 2;
-            continue;
-        }
-        if let Some(n) = number_at(tokens, i)
-            && tokens[i].kind != TokenKind::Date
-            && year_of(t).is_none()
-            && superlative_word(w(i + 1)).is_some()
-            && !is_comparison_at(tokens, i.saturating_sub(2), i)
-            && let Some(mut s) = superlative_at(tokens, i + 1)
-        {
-            s.counted = true;
-            let end = s.end;
-            c.top = Some((n as i64, Some(s.desc), end));
-            c.supers.push(s);
-            mark(&mut c, i, end);
-            i = end;
-            continue;
-        }
-        // Comparisons.
-        if let Some((op, len)) = comparison_words(tokens, i) {
-            let at = i + len;
-            if t.is("between")
-                && let (Some(a), true, Some(b)) = (
-                    number_at(tokens, at),
-                    w(at + 1) == "and",
-                    number_at(tokens, at + 2),
-                )
-            {
-                c.comparisons.push(CmpCue {
-                    start: i,
-                    end: at + 3,
-                    bounds: vec![(CmpOp::GtEq, a.min(b)), (CmpOp::LtEq, a.max(b))],
-                });
-                mark(&mut c, i, at + 3);
-                c.barriers[i..at + 3].iter_mut().for_each(|b| *b = true);
-                i = at + 3;
-                continue;
-            }
-            // "at least some quantity", "more than zero": above nothing.
-            if matches!(op, CmpOp::GtEq | CmpOp::Gt)
-                && w(at) == "some"
-                && tokens
-                    .get(at + 1)
-                    .is_some_and(|n| n.kind == TokenKind::Word)
-            {
-                c.comparisons.push(CmpCue {
-                    start: i,
-                    end: at + 1,
-                    bounds: vec![(CmpOp::Gt, 0.0)],
-                });
-                mark(&mut c, i, at + 1);
-                c.barriers[i..at + 1].iter_mut().for_each(|b| *b = true);
-                i = at + 1;
-                continue;
-            }
-            if let Some(n) = number_at(tokens, at)
-                && !t.is("between")
-            {
-                c.comparisons.push(CmpCue {
-                    start: i,
-                    end: at + 1,
-                    bounds: vec![(op, n)],
-                });
-                mark(&mut c, i, at + 1);
-                c.barriers[i..at + 1].iter_mut().for_each(|b| *b = true);
-                i = at + 1;
-                continue;
-            }
-        }
-        // "450 units or fewer", "10 or more machines": a bound written before its
-        // operator.
-        if let Some((n, op, len)) = postfix_comparison(tokens, i) {
-            c.comparisons.push(CmpCue {
-                start: i,
-                end: i + len,
-                bounds: vec![(op, n)],
-            });
-            mark(&mut c, i, i + len);
-            c.barriers[i..i + len].iter_mut().for_each(|b| *b = true);
-            i += len;
-            continue;
-        }
-        // Aggregations.
-        let agg = match (w(i), w(i + 1), w(i + 2)) {
-            ("how", "many", _) => Some((Agg::Count, 2)),
-            ("how", "much", _) => Some((Agg::Sum, 2)),
-            ("total", "number", "of") | ("total", "count", "of") => Some((Agg::Count, 3)),
-            ("number", "of", _) | ("count", "of", _) if !after_noun(tokens, i) => {
-                Some((Agg::Count, 2))
-            }
-            ("count", _, _) | ("counts", _, _) if !after_noun(tokens, i) => Some((Agg::Count, 1)),
-            ("total", "of", _) | ("sum", "of", _) => Some((Agg::Sum, 2)),
-            // "add up the counts", "sum up", "total up": a sum.
-            ("add" | "sum" | "total", "up", _) => Some((Agg::Sum, 2)),
-            ("total", _, _) | ("sum", _, _) | ("overall", _, _) | ("combined", _, _)
-                if !after_noun(tokens, i) =>
-            {
-                Some((Agg::Sum, 1))
-            }
-            ("average", "of", _) | ("mean", "of", _) => Some((Agg::Avg, 2)),
-            ("average", _, _) | ("avg", _, _) | ("mean", _, _) => Some((Agg::Avg, 1)),
-            // "the typical order value": an average.
-            ("typical", _, _) | ("typically", _, _) => Some((Agg::Avg, 1)),
-            ("minimum", "of", _) | ("min", "of", _) => Some((Agg::Min, 2)),
-            ("maximum", "of", _) | ("max", "of", _) => Some((Agg::Max, 2)),
-            ("minimum", _, _) | ("min", _, _) => Some((Agg::Min, 1)),
-            ("maximum", _, _) | ("max", _, _) => Some((Agg::Max, 1)),
-            _ => None,
-        };
-        if let Some((agg, len)) = agg {
-            // "how many different X", "number of unique X", "the distinct count of X".
-            let distinct = agg == Agg::Count
-                && (tokens
-                    .get(i + len)
-                    .is_some_and(|t| t.is_any(DISTINCT_WORDS))
-                    || (i > 0 && tokens[i - 1].is_any(DISTINCT_WORDS)));
-            c.aggs.push(AggCue {
-                agg,
-                start: i,
-                end: i + len,
-                distinct,
-            });
-            mark(&mut c, i, i + len);
-            i += len;
-            continue;
-        }
-        // Direction words before superlatives: `biggest first` orders, it names no key.
-        if let Some(desc) = direction_words(tokens, i) {
-            c.order_desc = Some(desc.0);
-            mark(&mut c, i, i + desc.1);
-            i += desc.1;
-            continue;
-        }
-        // Superlatives.
-        if let Some(s) = superlative_at(tokens, i) {
-            let end = s.end;
-            c.supers.push(s);
-            mark(&mut c, i, end);
-            i = end;
-            continue;
-        }
-        // "which factory opened first", "the machine last serviced": `first`/`last` next
-        // to a verb rank in time.
-        if t.is_any(&["first", "last"])
-            && (tokens
-                .get(i + 1)
-                .is_none_or(|n| n.kind != TokenKind::Word || n.lower.ends_with("ed"))
-                && i > 0
-                && (tokens[i - 1].lower.ends_with("ed")
-                    || tokens.get(i + 1).is_some_and(|n| n.lower.ends_with("ed"))))
-        {
-            c.supers.push(SuperCue {
-                desc: t.is("last"),
-                start: i,
-                end: i + 1,
-                frequency: false,
-                time: true,
-                counted: false,
-            });
-            mark(&mut c, i, i + 1);
-            i += 1;
-            continue;
-        }
-        // "when was the first maintenance job", "the last run": `first`/`last` before a
-        // noun rank that noun's rows in time.
-        if t.is_any(&["first", "last"])
-            && i > 0
-            && tokens[i - 1].is("the")
-            && tokens
-                .get(i + 1)
-                .is_some_and(|n| n.kind == TokenKind::Word && !n.is_any(NOT_RANKED_NOUNS))
-        {
-            c.supers.push(SuperCue {
-                desc: t.is("last"),
-                start: i,
-                end: i + 1,
-                frequency: false,
-                time: true,
-                counted: false,
-            });
-            mark(&mut c, i, i + 1);
-            i += 1;
-            continue;
-        }
-        // "$5 per unit", "price per kg": a rate, not a grouping.
-        if t.is("per")
-            && RATE_NOUNS.contains(&w(i + 1))
-            && i > 0
-            && (tokens[i - 1].kind == TokenKind::Number
-                || tokens[i - 1].is_any(&["price", "cost", "costs", "priced", "paid"]))
-        {
-            mark(&mut c, i, i + 2);
-            i += 2;
-            continue;
-        }
-        // "side by side", "next to each other": how to lay the answer out, not a grouping
-        // by "side".
-        if let Some(len) = side_by_side(tokens, i) {
-            mark(&mut c, i, i + len);
-            i += len;
-            continue;
-        }
-        // `break down X by Y`: the grouping is `by Y`; the verb itself is filler.
-        if t.is("break") && w(i + 1) == "down" {
-            mark(&mut c, i, i + 2);
-            i += 2;
-            continue;
-        }
-        // "break the total scrap down by shift".
-        if t.is("break")
-            && let Some(k) = (i + 2..tokens.len().min(i + 8)).find(|k| w(*k) == "down")
-            && matches!(w(k + 1), "by" | "per")
-        {
-            mark(&mut c, i, i + 1);
-            mark(&mut c, k, k + 1);
-            i += 1;
-            continue;
-        }
-        // Ordering.
-        if t.is_any(&[
-            "sorted", "ordered", "order", "sort", "ranked", "arranged", "listed",
-        ]) && w(i + 1) == "from"
-        {
-            // "ordered from the oldest to the newest date".
-            let mut k = i + 2;
-            if w(k) == "the" {
-                k += 1;
-            }
-            if let Some(desc) = superlative_word(w(k)) {
-                let mut end = k + 1;
-                if w(end) == "to" {
-                    end += 1;
-                    if w(end) == "the" {
-                        end += 1;
-                    }
-                    if superlative_word(w(end)).is_some() {
-                        end += 1;
-                    }
-                }
-                c.order_desc = Some(desc);
-                c.order_key = Some(end);
-                mark(&mut c, i, end);
-                i = end;
-                continue;
-            }
-        }
-        if t.is_any(&[
-            "sorted", "ordered", "order", "sort", "ranked", "rank", "arranged",
-        ]) && w(i + 1) == "by"
-        {
-            c.order_key = Some(i + 2);
-            mark(&mut c, i, i + 2);
-            i += 2;
-            continue;
-        }
-        // Grouping.
-        let group = match (w(i), w(i + 1)) {
-            ("for", "each") | ("of", "each") | ("for", "every") | ("in", "each") => Some(2),
-            ("grouped", "by") | ("broken", "down") | ("split", "by") | ("breakdown", "by") => {
-                Some(if w(i + 2) == "by" { 3 } else { 2 })
-            }
-            ("per", _) | ("each", _) | ("by", _) => Some(1),
-            _ => None,
-        };
-        if let Some(len) = group {
-            c.groups.push(i + len);
-            mark(&mut c, i, i + len);
-            c.barriers[i..i + len].iter_mut().for_each(|b| *b = true);
-            i += len;
-            continue;
-        }
-        if t.is_any(&["distinct", "unique", "different"])
-            || (t.is("separate") && c.aggs.last().is_some_and(|a| a.distinct && a.end == i))
-        {
-            c.distinct = true;
-            mark(&mut c, i, i + 1);
-        } else if t.is("no") && w(i + 1) == "longer" {
-            c.negations.push(i);
-            mark(&mut c, i, i + 2);
-            i += 2;
-            continue;
-        } else if t.is_any(&["not", "except", "excluding", "never", "non", "without"])
-            || (t.is("no") && !matches!(w(i + 1), "longer" | "more" | "less" | "fewer" | "than"))
-        {
-            c.negations.push(i);
-            mark(&mut c, i, i + 1);
-        } else if t.is_any(NEGATED_AUXILIARIES) && w(i + 1) == "t" {
-            // `isn't`, `weren't`: the tokeniser splits off the `t`.
-            c.negations.push(i);
-            mark(&mut c, i, i + 2);
-            i += 2;
-            continue;
-        }
-        i += 1;
+        i = SCANNERS
+            .iter()
+            .find_map(|scan| scan(&s, i, &mut c))
+            .unwrap_or(i + 1);
     }
     c
+}
+
+/// The tokens a scanner reads.
+struct Scan<'a> {
+    tokens: &'a [Token],
+}
+
+impl Scan<'_> {
+    /// The lower-cased word at `i`, or "".
+    fn w(&self, i: usize) -> &str {
+        self.tokens.get(i).map(|t| t.lower.as_str()).unwrap_or("")
+    }
+}
+
+/// Marks `a..b` as used by a cue.
+fn mark(c: &mut Cues, a: usize, b: usize) {
+    c.used[a..b].iter_mut().for_each(|u| *u = true);
+}
+
+/// Marks `a..b` as used, and as a barrier no link crosses.
+fn mark_barrier(c: &mut Cues, a: usize, b: usize) {
+    mark(c, a, b);
+    c.barriers[a..b].iter_mut().for_each(|b| *b = true);
+}
+
+/// A scanner: at token `i`, records the cue it recognises in `Cues` and returns where the
+/// pass goes on, or `None` when there is no such cue at `i`.
+type Scanner = fn(&Scan<'_>, usize, &mut Cues) -> Option<usize>;
+
+/// The scanners, in the order they are tried at each token.
+const SCANNERS: &[Scanner] = &[
+    top_n,
+    counted_superlative,
+    comparison,
+    postfix_bound,
+    aggregation,
+    direction,
+    superlative,
+    first_or_last_by_a_verb,
+    first_or_last_before_a_noun,
+    rate,
+    layout,
+    break_down,
+    ordering,
+    grouping,
+    distinct_or_negation,
+];
+
+/// "top 5", "first 3", "bottom 2".
+fn top_n(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let tokens = s.tokens;
+    if !tokens[i].is_any(&["top", "first", "bottom", "last"]) {
+        return None;
+    }
+    let n = number_at(tokens, i + 1)?;
+    let desc = match s.w(i) {
+        "top" => Some(true),
+        "bottom" => Some(false),
+        _ => None,
+    };
+    c.top = Some((n as i64, desc, i + 2));
+    mark(c, i, i + 2);
+    Some(i + 2)
+}
+
+/// "the 3 largest", "5 most recent": a count before a superlative.
+fn counted_superlative(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let tokens = s.tokens;
+    let n = number_at(tokens, i)?;
+    if tokens[i].kind == TokenKind::Date
+        || year_of(&tokens[i]).is_some()
+        || superlative_word(s.w(i + 1)).is_none()
+        || is_comparison_at(tokens, i.saturating_sub(2), i)
+    {
+        return None;
+    }
+    let mut sup = superlative_at(tokens, i + 1)?;
+    sup.counted = true;
+    let end = sup.end;
+    c.top = Some((n as i64, Some(sup.desc), end));
+    c.supers.push(sup);
+    mark(c, i, end);
+    Some(end)
+}
+
+/// "between 10 and 18", "at least some X" (above zero), "more than 5".
+fn comparison(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let tokens = s.tokens;
+    let (op, len) = comparison_words(tokens, i)?;
+    let t = &tokens[i];
+    let at = i + len;
+    if t.is("between")
+        && let (Some(a), true, Some(b)) = (
+            number_at(tokens, at),
+            s.w(at + 1) == "and",
+            number_at(tokens, at + 2),
+        )
+    {
+        c.comparisons.push(CmpCue {
+            start: i,
+            end: at + 3,
+            bounds: vec![(CmpOp::GtEq, a.min(b)), (CmpOp::LtEq, a.max(b))],
+        });
+        mark_barrier(c, i, at + 3);
+        return Some(at + 3);
+    }
+    // "at least some quantity", "more than zero": above nothing.
+    if matches!(op, CmpOp::GtEq | CmpOp::Gt)
+        && s.w(at) == "some"
+        && tokens
+            .get(at + 1)
+            .is_some_and(|n| n.kind == TokenKind::Word)
+    {
+        c.comparisons.push(CmpCue {
+            start: i,
+            end: at + 1,
+            bounds: vec![(CmpOp::Gt, 0.0)],
+        });
+        mark_barrier(c, i, at + 1);
+        return Some(at + 1);
+    }
+    if let Some(n) = number_at(tokens, at)
+        && !t.is("between")
+    {
+        c.comparisons.push(CmpCue {
+            start: i,
+            end: at + 1,
+            bounds: vec![(op, n)],
+        });
+        mark_barrier(c, i, at + 1);
+        return Some(at + 1);
+    }
+    None
+}
+
+/// "450 units or fewer", "10 or more machines": a bound written before its operator.
+fn postfix_bound(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let (n, op, len) = postfix_comparison(s.tokens, i)?;
+    c.comparisons.push(CmpCue {
+        start: i,
+        end: i + len,
+        bounds: vec![(op, n)],
+    });
+    mark_barrier(c, i, i + len);
+    Some(i + len)
+}
+
+/// The aggregate a phrase at `i` asks for, and its length in tokens.
+fn aggregate_words(s: &Scan<'_>, i: usize) -> Option<(Agg, usize)> {
+    let tokens = s.tokens;
+    match (s.w(i), s.w(i + 1), s.w(i + 2)) {
+        ("how", "many", _) => Some((Agg::Count, 2)),
+        ("how", "much", _) => Some((Agg::Sum, 2)),
+        ("total", "number", "of") | ("total", "count", "of") => Some((Agg::Count, 3)),
+        ("number", "of", _) | ("count", "of", _) if !after_noun(tokens, i) => Some((Agg::Count, 2)),
+        ("count", _, _) | ("counts", _, _) if !after_noun(tokens, i) => Some((Agg::Count, 1)),
+        ("total", "of", _) | ("sum", "of", _) => Some((Agg::Sum, 2)),
+        // "add up the counts", "sum up", "total up": a sum.
+        ("add" | "sum" | "total", "up", _) => Some((Agg::Sum, 2)),
+        ("total", _, _) | ("sum", _, _) | ("overall", _, _) | ("combined", _, _)
+            if !after_noun(tokens, i) =>
+        {
+            Some((Agg::Sum, 1))
+        }
+        ("average", "of", _) | ("mean", "of", _) => Some((Agg::Avg, 2)),
+        ("average", _, _) | ("avg", _, _) | ("mean", _, _) => Some((Agg::Avg, 1)),
+        // "the typical order value": an average.
+        ("typical", _, _) | ("typically", _, _) => Some((Agg::Avg, 1)),
+        ("minimum", "of", _) | ("min", "of", _) => Some((Agg::Min, 2)),
+        ("maximum", "of", _) | ("max", "of", _) => Some((Agg::Max, 2)),
+        ("minimum", _, _) | ("min", _, _) => Some((Agg::Min, 1)),
+        ("maximum", _, _) | ("max", _, _) => Some((Agg::Max, 1)),
+        _ => None,
+    }
+}
+
+/// "how many", "the total of", "average", …; "how many different X" counts distinct
+/// values.
+fn aggregation(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let tokens = s.tokens;
+    let (agg, len) = aggregate_words(s, i)?;
+    let distinct = agg == Agg::Count
+        && (tokens
+            .get(i + len)
+            .is_some_and(|t| t.is_any(DISTINCT_WORDS))
+            || (i > 0 && tokens[i - 1].is_any(DISTINCT_WORDS)));
+    c.aggs.push(AggCue {
+        agg,
+        start: i,
+        end: i + len,
+        distinct,
+    });
+    mark(c, i, i + len);
+    Some(i + len)
+}
+
+/// Direction words before superlatives: `biggest first` orders, it names no key.
+fn direction(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let (desc, len) = direction_words(s.tokens, i)?;
+    c.order_desc = Some(desc);
+    mark(c, i, i + len);
+    Some(i + len)
+}
+
+/// "the largest", "the most common", …
+fn superlative(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let sup = superlative_at(s.tokens, i)?;
+    let end = sup.end;
+    c.supers.push(sup);
+    mark(c, i, end);
+    Some(end)
+}
+
+/// A ranking in time by `first` (ascending) or `last` (descending) at `i`.
+fn time_rank(c: &mut Cues, tokens: &[Token], i: usize) -> Option<usize> {
+    c.supers.push(SuperCue {
+        desc: tokens[i].is("last"),
+        start: i,
+        end: i + 1,
+        frequency: false,
+        time: true,
+        counted: false,
+    });
+    mark(c, i, i + 1);
+    Some(i + 1)
+}
+
+/// "which factory opened first", "the machine last serviced": `first`/`last` next to a
+/// verb rank in time.
+fn first_or_last_by_a_verb(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let tokens = s.tokens;
+    let next_is_no_word_or_verb = tokens
+        .get(i + 1)
+        .is_none_or(|n| n.kind != TokenKind::Word || n.lower.ends_with("ed"));
+    let verb_beside = i > 0
+        && (tokens[i - 1].lower.ends_with("ed")
+            || tokens.get(i + 1).is_some_and(|n| n.lower.ends_with("ed")));
+    (tokens[i].is_any(&["first", "last"]) && next_is_no_word_or_verb && verb_beside)
+        .then(|| time_rank(c, tokens, i))
+        .flatten()
+}
+
+/// "when was the first maintenance job", "the last run": `first`/`last` before a noun
+/// rank that noun's rows in time.
+fn first_or_last_before_a_noun(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let tokens = s.tokens;
+    (tokens[i].is_any(&["first", "last"])
+        && i > 0
+        && tokens[i - 1].is("the")
+        && tokens
+            .get(i + 1)
+            .is_some_and(|n| n.kind == TokenKind::Word && !n.is_any(NOT_RANKED_NOUNS)))
+    .then(|| time_rank(c, tokens, i))
+    .flatten()
+}
+
+/// "$5 per unit", "price per kg": a rate, not a grouping.
+fn rate(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let tokens = s.tokens;
+    let is_rate = tokens[i].is("per")
+        && RATE_NOUNS.contains(&s.w(i + 1))
+        && i > 0
+        && (tokens[i - 1].kind == TokenKind::Number
+            || tokens[i - 1].is_any(&["price", "cost", "costs", "priced", "paid"]));
+    is_rate.then(|| {
+        mark(c, i, i + 2);
+        i + 2
+    })
+}
+
+/// "side by side", "next to each other": how to lay the answer out, not a grouping by
+/// "side".
+fn layout(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let len = side_by_side(s.tokens, i)?;
+    mark(c, i, i + len);
+    Some(i + len)
+}
+
+/// `break down X by Y`: the grouping is `by Y`; the verb itself is filler. Also "break the
+/// total scrap down by shift".
+fn break_down(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    if !s.tokens[i].is("break") {
+        return None;
+    }
+    if s.w(i + 1) == "down" {
+        mark(c, i, i + 2);
+        return Some(i + 2);
+    }
+    let k = (i + 2..s.tokens.len().min(i + 8)).find(|k| s.w(*k) == "down")?;
+    if !matches!(s.w(k + 1), "by" | "per") {
+        return None;
+    }
+    mark(c, i, i + 1);
+    mark(c, k, k + 1);
+    Some(i + 1)
+}
+
+/// "sorted from the oldest to the newest date", "ordered by X".
+fn ordering(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let t = &s.tokens[i];
+    if t.is_any(&[
+        "sorted", "ordered", "order", "sort", "ranked", "arranged", "listed",
+    ]) && s.w(i + 1) == "from"
+    {
+        let mut k = i + 2;
+        if s.w(k) == "the" {
+            k += 1;
+        }
+        if let Some(desc) = superlative_word(s.w(k)) {
+            let mut end = k + 1;
+            if s.w(end) == "to" {
+                end += 1;
+                if s.w(end) == "the" {
+                    end += 1;
+                }
+                if superlative_word(s.w(end)).is_some() {
+                    end += 1;
+                }
+            }
+            c.order_desc = Some(desc);
+            c.order_key = Some(end);
+            mark(c, i, end);
+            return Some(end);
+        }
+    }
+    if t.is_any(&[
+        "sorted", "ordered", "order", "sort", "ranked", "rank", "arranged",
+    ]) && s.w(i + 1) == "by"
+    {
+        c.order_key = Some(i + 2);
+        mark(c, i, i + 2);
+        return Some(i + 2);
+    }
+    None
+}
+
+/// "for each", "per", "by", "grouped by", "broken down by".
+fn grouping(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let len = match (s.w(i), s.w(i + 1)) {
+        ("for", "each") | ("of", "each") | ("for", "every") | ("in", "each") => 2,
+        ("grouped", "by") | ("broken", "down") | ("split", "by") | ("breakdown", "by") => {
+            if s.w(i + 2) == "by" { 3 } else { 2 }
+        }
+        ("per", _) | ("each", _) | ("by", _) => 1,
+        _ => return None,
+    };
+    c.groups.push(i + len);
+    mark_barrier(c, i, i + len);
+    Some(i + len)
+}
+
+/// "distinct", "unique", "different" (and "separate" after a distinct count); negations:
+/// "not", "except", "no longer", "isn't", …
+fn distinct_or_negation(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let t = &s.tokens[i];
+    if t.is_any(&["distinct", "unique", "different"])
+        || (t.is("separate") && c.aggs.last().is_some_and(|a| a.distinct && a.end == i))
+    {
+        c.distinct = true;
+        mark(c, i, i + 1);
+        Some(i + 1)
+    } else if t.is("no") && s.w(i + 1) == "longer" {
+        c.negations.push(i);
+        mark(c, i, i + 2);
+        Some(i + 2)
+    } else if t.is_any(&["not", "except", "excluding", "never", "non", "without"])
+        || (t.is("no") && !matches!(s.w(i + 1), "longer" | "more" | "less" | "fewer" | "than"))
+    {
+        c.negations.push(i);
+        mark(c, i, i + 1);
+        Some(i + 1)
+    } else if t.is_any(NEGATED_AUXILIARIES) && s.w(i + 1) == "t" {
+        // `isn't`, `weren't`: the tokeniser splits off the `t`.
+        c.negations.push(i);
+        mark(c, i, i + 2);
+        Some(i + 2)
+    } else {
+        None
+    }
 }
 
 /// The length of a layout phrase at `i`: "side by side" (or "side-by-side"), "next to

@@ -7,18 +7,79 @@ use super::{
     Agg, Builder, CmpOp, Filter, Having, Lit, Measure, Output, RankKey, Target, Test, Unlinked,
 };
 
+/// What the question is about: the mention that names the rows or attribute asked for,
+/// the column that answers it, and its table.
+#[derive(Clone, Copy)]
+struct Entity {
+    mention: Option<usize>,
+    column: Option<usize>,
+    table: Option<usize>,
+    /// The entity is an attribute of the ranked rows (not a table's label): "which
+    /// operator produced the most" groups by it.
+    attribute: bool,
+}
+
+/// How a ranking was bound: rows ordered by a column, or groups by a measure.
+#[derive(Default)]
+struct Ranking {
+    row_rank: Option<(usize, bool, Option<i64>)>,
+    order_measure: Option<(usize, bool)>,
+}
+
+/// A plain aggregate of `column` (or of rows) over `table`.
+fn plain(agg: Agg, column: Option<usize>, table: usize) -> Measure {
+    Measure {
+        agg,
+        column,
+        table,
+        times: None,
+        minus: None,
+        distinct: false,
+    }
+}
+
 impl Builder<'_> {
+    /// Binds the count and sum conditions and the ranking, then the outputs.
     pub(super) fn assemble(
         &mut self,
         rank: Option<(RankKey, bool, Option<i64>)>,
         count_havings: Vec<(usize, CmpOp, f64, bool)>,
     ) -> Result<(), Unlinked> {
-        let entity = self.entity();
-        if let Some(k) = entity {
+        let entity = self.entity_reading();
+        self.bind_count_conditions(&entity, count_havings);
+        self.bind_sum_conditions(&entity);
+        let rank = rank.map(|(key, desc, n)| {
+            let counted = entity.mention.and_then(|k| self.count_before(k));
+            match (counted, self.cues.top) {
+                (Some(c), None) => (key, desc, Some(c)),
+                _ => (key, desc, n),
+            }
+        });
+        if rank.is_none() {
+            self.group_by_the_attribute_asked_with_which(&entity);
+        }
+        let explicit_groups = !self.a.group_by.is_empty();
+        let ranking = match rank {
+            Some((key, desc, n)) => self.bind_rank(&entity, key, desc, n, explicit_groups),
+            None => Ranking::default(),
+        };
+        self.finish_outputs(
+            entity.mention,
+            entity.column,
+            entity.table,
+            ranking.row_rank,
+            ranking.order_measure,
+        )
+    }
+
+    /// The entity of the question (marked consumed), with the column that answers it.
+    fn entity_reading(&mut self) -> Entity {
+        let mention = self.entity();
+        if let Some(k) = mention {
             self.consumed[k] = true;
         }
         let who = self.tokens.first().is_some_and(|t| t.is("who"));
-        let entity_col = entity.and_then(|k| match self.mentions[k].target {
+        let column = mention.and_then(|k| match self.mentions[k].target {
             // "who did maintenance": rows without a name of their own answer "who" with
             // the person column that records who acted.
             Target::Table(t) if who && self.index.label_is_key(t) => self
@@ -29,46 +90,65 @@ impl Builder<'_> {
             Target::Column(c) => Some(c),
             Target::Value { .. } => None,
         });
-        let entity_table = entity.map(|k| self.table_of(&self.mentions[k]));
-        // Count conditions: `factories with more than 2 machines`.
+        let attribute = mention.is_some_and(|k| {
+            matches!(self.mentions[k].target, Target::Column(c)
+                if !self.index.columns[c].is_key
+                    && self.index.label_column(self.index.columns[c].table) != Some(c))
+        });
+        Entity {
+            mention,
+            column,
+            table: mention.map(|k| self.table_of(&self.mentions[k])),
+            attribute,
+        }
+    }
+
+    /// Adds `column` to the grouping unless it is there.
+    fn group_by_once(&mut self, column: usize) {
+        if !self.a.group_by.contains(&column) {
+            self.a.group_by.push(column);
+        }
+    }
+
+    /// Count conditions: `factories with more than 2 machines`.
+    fn bind_count_conditions(
+        &mut self,
+        entity: &Entity,
+        count_havings: Vec<(usize, CmpOp, f64, bool)>,
+    ) {
         for (t, op, v, rows) in count_havings {
             // "defect records with 6 or more defects": a table that counts its own things
             // per row compares that count, on each row when the rows are what is listed,
             // else as each group's total ("defect types with more than 7 defects").
             if let Some(c) = self.index.count_column(t).filter(|_| !rows) {
-                let rows_listed =
-                    entity.is_some_and(|k| self.mentions[k].target == Target::Table(t));
+                let rows_listed = entity
+                    .mention
+                    .is_some_and(|k| self.mentions[k].target == Target::Table(t));
                 if rows_listed {
                     self.a.filters.push(Filter {
                         column: c,
                         test: Test::Cmp(op, Lit::Number(v)),
                         negated: false,
                     });
-                    continue;
+                } else {
+                    self.sum_havings.push((c, op, v));
                 }
-                self.sum_havings.push((c, op, v));
                 continue;
             }
-            let m = self.push_measure(Measure {
-                agg: Agg::Count,
-                column: None,
-                table: t,
-                times: None,
-                minus: None,
-                distinct: false,
-            });
+            let m = self.push_measure(plain(Agg::Count, None, t));
             self.a.having.push(Having {
                 measure: m,
                 op,
                 value: v,
             });
-            if let Some(c) = entity_col
-                && !self.a.group_by.contains(&c)
-            {
-                self.a.group_by.push(c);
+            if let Some(c) = entity.column {
+                self.group_by_once(c);
             }
         }
-        // Sum conditions: `shifts that produced more than 1000 units in total`.
+    }
+
+    /// Sum conditions: `shifts that produced more than 1000 units in total`.
+    fn bind_sum_conditions(&mut self, entity: &Entity) {
         for (c, op, v) in std::mem::take(&mut self.sum_havings) {
             let existing = self
                 .a
@@ -76,42 +156,27 @@ impl Builder<'_> {
                 .iter()
                 .position(|m| m.agg == Agg::Sum && m.column == Some(c) && m.times.is_none());
             let m = existing.unwrap_or_else(|| {
-                self.push_measure(Measure {
-                    agg: Agg::Sum,
-                    column: Some(c),
-                    table: self.index.columns[c].table,
-                    times: None,
-                    minus: None,
-                    distinct: false,
-                })
+                self.push_measure(plain(Agg::Sum, Some(c), self.index.columns[c].table))
             });
             self.a.having.push(Having {
                 measure: m,
                 op,
                 value: v,
             });
-            if let Some(e) = entity_col
-                && !self.a.group_by.contains(&e)
+            if let Some(e) = entity.column
                 && e != c
             {
-                self.a.group_by.push(e);
+                self.group_by_once(e);
             }
         }
-        let mut row_rank: Option<(usize, bool, Option<i64>)> = None;
-        let mut order_measure: Option<(usize, bool)> = None;
-        let rank = rank.map(|(key, desc, n)| {
-            let counted = entity.and_then(|k| self.count_before(k));
-            match (counted, self.cues.top) {
-                (Some(c), None) => (key, desc, Some(c)),
-                _ => (key, desc, n),
-            }
-        });
-        // "Which warehouse holds the stock, and how much of it": an attribute asked for
-        // with "which" next to an amount is what the amount is per.
-        if rank.is_none()
-            && !self.a.measures.is_empty()
+    }
+
+    /// "Which warehouse holds the stock, and how much of it": an attribute asked for with
+    /// "which" next to an amount is what the amount is per.
+    fn group_by_the_attribute_asked_with_which(&mut self, entity: &Entity) {
+        if !self.a.measures.is_empty()
             && self.a.group_by.is_empty()
-            && let Some(k) = entity
+            && let Some(k) = entity.mention
             && self.mentions[k].start == 1
             && self.tokens[0].is_any(&["which", "who"])
             && let Target::Column(c) = self.mentions[k].target
@@ -120,186 +185,155 @@ impl Builder<'_> {
         {
             self.a.group_by.push(c);
         }
-        let explicit_groups = !self.a.group_by.is_empty();
-        // "which operator produced the most", "which country has the most customers": the
-        // entity is an attribute of the ranked rows (not a table's label), so it groups
-        // them.
-        let attribute = entity.is_some_and(|k| {
-            matches!(self.mentions[k].target, Target::Column(c)
-                if !self.index.columns[c].is_key
-                    && self.index.label_column(self.index.columns[c].table) != Some(c))
-        });
-        if let Some((key, desc, n)) = rank {
-            match key {
-                RankKey::Column(c) => {
-                    let col_table = self.index.columns[c].table;
-                    let grouped = !self.a.group_by.is_empty();
-                    match entity_col {
-                        None if !grouped && n.is_none_or(|n| n == 1) && self.cues.top.is_none() => {
-                            let agg = if desc { Agg::Max } else { Agg::Min };
-                            self.push_measure(Measure {
-                                agg,
-                                column: Some(c),
-                                table: col_table,
-                                times: None,
-                                minus: None,
-                                distinct: false,
-                            });
-                        }
-                        Some(e)
-                            if !grouped
-                                && !attribute
-                                && self.index.columns[e].table == col_table =>
-                        {
-                            row_rank = Some((c, desc, n));
-                        }
-                        None if !grouped => row_rank = Some((c, desc, n)),
-                        // "the five machines that lost the most minutes" asks for several
-                        // groups ranked by their total (below), not each group's maximum.
-                        _ if explicit_groups
-                            && self.cues.top.is_none()
-                            && n.is_none_or(|n| n <= 1) =>
-                        {
-                            // "the longest downtime for each type": MAX per group.
-                            let agg = if desc { Agg::Max } else { Agg::Min };
-                            self.push_measure(Measure {
-                                agg,
-                                column: Some(c),
-                                table: col_table,
-                                times: None,
-                                minus: None,
-                                distinct: false,
-                            });
-                        }
-                        _ => {
-                            let existing = self.a.measures.iter().position(|m| m.column == Some(c));
-                            // Dates rank groups by their latest (or earliest) one; numbers by
-                            // their total.
-                            let agg = match (self.index.columns[c].is_temporal(), desc) {
-                                (true, true) => Agg::Max,
-                                (true, false) => Agg::Min,
-                                (false, _) => Agg::Sum,
-                            };
-                            let m = existing.unwrap_or_else(|| {
-                                self.push_measure(Measure {
-                                    agg,
-                                    column: Some(c),
-                                    table: col_table,
-                                    times: None,
-                                    minus: None,
-                                    distinct: false,
-                                })
-                            });
-                            if let Some(e) = entity_col
-                                && !self.a.group_by.contains(&e)
-                            {
-                                self.a.group_by.push(e);
-                            }
-                            order_measure = Some((m, desc));
-                            self.a.limit = n;
-                        }
-                    }
-                }
-                RankKey::Count(t) | RankKey::Latest(t) => {
-                    let m = self.push_measure(Measure {
-                        agg: Agg::Count,
-                        column: None,
-                        table: t,
-                        times: None,
-                        minus: None,
-                        distinct: false,
-                    });
-                    let latest = matches!(key, RankKey::Latest(_));
-                    let time = self.index.time_column(t);
-                    match entity_col {
-                        // "the latest maintenance date for each machine": the latest per
-                        // group.
-                        _ if latest
-                            && explicit_groups
-                            && self.cues.top.is_none()
-                            && time.is_some() =>
-                        {
-                            self.a.measures.pop();
-                            self.push_measure(Measure {
-                                agg: if desc { Agg::Max } else { Agg::Min },
-                                column: time,
-                                table: t,
-                                times: None,
-                                minus: None,
-                                distinct: false,
-                            });
-                        }
-                        Some(e) if !latest && (entity_table != Some(t) || attribute) => {
-                            if !self.a.group_by.contains(&e) {
-                                self.a.group_by.push(e);
-                            }
-                            order_measure = Some((m, desc));
-                            self.a.limit = n;
-                        }
-                        _ => {
-                            // "the most recent production run": rows of t by time.
-                            self.a.measures.pop();
-                            // "when did the last run finish": the date itself.
-                            if let Some(c) = self.when_column(t).filter(|_| !explicit_groups) {
-                                self.push_measure(Measure {
-                                    agg: if desc { Agg::Max } else { Agg::Min },
-                                    column: Some(c),
-                                    table: t,
-                                    times: None,
-                                    minus: None,
-                                    distinct: false,
-                                });
-                                return self.finish_outputs(
-                                    entity,
-                                    entity_col,
-                                    entity_table,
-                                    row_rank,
-                                    order_measure,
-                                );
-                            }
-                            let by = self.index.time_column(t);
-                            match by {
-                                Some(c) => row_rank = Some((c, desc, n)),
-                                None => self.a.limit = n,
-                            }
-                            if entity.is_none() {
-                                self.a
-                                    .outputs
-                                    .extend(self.index.label_column(t).map(Output::Column));
-                            }
-                        }
-                    }
-                }
-                RankKey::Measure(m) => {
-                    if let Some(e) = entity_col
-                        && !self.a.group_by.contains(&e)
-                        && self.a.measures[m].column != Some(e)
-                    {
-                        self.a.group_by.push(e);
-                    }
-                    order_measure = Some((m, desc));
-                    self.a.limit = n;
-                }
-                RankKey::Time => match entity_table
-                    .and_then(|t| self.when_column(t).or_else(|| self.index.time_column(t)))
+    }
+
+    /// Binds a ranking by `key` (descending when `desc`, `n` rows or groups).
+    fn bind_rank(
+        &mut self,
+        entity: &Entity,
+        key: RankKey,
+        desc: bool,
+        n: Option<i64>,
+        explicit_groups: bool,
+    ) -> Ranking {
+        let mut ranking = Ranking::default();
+        match key {
+            RankKey::Column(c) => {
+                return self.rank_by_column(entity, c, desc, n, explicit_groups);
+            }
+            RankKey::Count(t) | RankKey::Latest(t) => {
+                let latest = matches!(key, RankKey::Latest(_));
+                return self.rank_by_count_or_time(entity, t, latest, desc, n, explicit_groups);
+            }
+            RankKey::Measure(m) => {
+                if let Some(e) = entity.column
+                    && self.a.measures[m].column != Some(e)
                 {
-                    Some(c) => row_rank = Some((c, desc, n)),
-                    None => {
-                        self.a.limit = n;
-                        self.a
-                            .notes
-                            .push("a ranking names no date to rank by".into());
-                    }
-                },
-                RankKey::Nothing => {
+                    self.group_by_once(e);
+                }
+                ranking.order_measure = Some((m, desc));
+                self.a.limit = n;
+            }
+            RankKey::Time => match entity
+                .table
+                .and_then(|t| self.when_column(t).or_else(|| self.index.time_column(t)))
+            {
+                Some(c) => ranking.row_rank = Some((c, desc, n)),
+                None => {
                     self.a.limit = n;
                     self.a
                         .notes
-                        .push("a ranking names no measure; rows are limited only".into());
+                        .push("a ranking names no date to rank by".into());
+                }
+            },
+            RankKey::Nothing => {
+                self.a.limit = n;
+                self.a
+                    .notes
+                    .push("a ranking names no measure; rows are limited only".into());
+            }
+        }
+        ranking
+    }
+
+    /// A ranking by a column: the extreme value, the rows in order, each group's extreme,
+    /// or groups ranked by their total (latest date for dates).
+    fn rank_by_column(
+        &mut self,
+        entity: &Entity,
+        c: usize,
+        desc: bool,
+        n: Option<i64>,
+        explicit_groups: bool,
+    ) -> Ranking {
+        let mut ranking = Ranking::default();
+        let col_table = self.index.columns[c].table;
+        let grouped = !self.a.group_by.is_empty();
+        let extreme = if desc { Agg::Max } else { Agg::Min };
+        match entity.column {
+            None if !grouped && n.is_none_or(|n| n == 1) && self.cues.top.is_none() => {
+                self.push_measure(plain(extreme, Some(c), col_table));
+            }
+            Some(e)
+                if !grouped && !entity.attribute && self.index.columns[e].table == col_table =>
+            {
+                ranking.row_rank = Some((c, desc, n));
+            }
+            None if !grouped => ranking.row_rank = Some((c, desc, n)),
+            // "the five machines that lost the most minutes" asks for several groups
+            // ranked by their total (below), not each group's maximum.
+            _ if explicit_groups && self.cues.top.is_none() && n.is_none_or(|n| n <= 1) => {
+                // "the longest downtime for each type": MAX per group.
+                self.push_measure(plain(extreme, Some(c), col_table));
+            }
+            _ => {
+                let existing = self.a.measures.iter().position(|m| m.column == Some(c));
+                // Dates rank groups by their latest (or earliest) one; numbers by their
+                // total.
+                let agg = match (self.index.columns[c].is_temporal(), desc) {
+                    (true, true) => Agg::Max,
+                    (true, false) => Agg::Min,
+                    (false, _) => Agg::Sum,
+                };
+                let m =
+                    existing.unwrap_or_else(|| self.push_measure(plain(agg, Some(c), col_table)));
+                if let Some(e) = entity.column {
+                    self.group_by_once(e);
+                }
+                ranking.order_measure = Some((m, desc));
+                self.a.limit = n;
+            }
+        }
+        ranking
+    }
+
+    /// A ranking by how many rows of `t` (or, `latest`, by their time): groups ranked by
+    /// their count, each group's latest date, or the rows of `t` by time.
+    fn rank_by_count_or_time(
+        &mut self,
+        entity: &Entity,
+        t: usize,
+        latest: bool,
+        desc: bool,
+        n: Option<i64>,
+        explicit_groups: bool,
+    ) -> Ranking {
+        let mut ranking = Ranking::default();
+        let m = self.push_measure(plain(Agg::Count, None, t));
+        let time = self.index.time_column(t);
+        let extreme = if desc { Agg::Max } else { Agg::Min };
+        match entity.column {
+            // "the latest maintenance date for each machine": the latest per group.
+            _ if latest && explicit_groups && self.cues.top.is_none() && time.is_some() => {
+                self.a.measures.pop();
+                self.push_measure(plain(extreme, time, t));
+            }
+            Some(e) if !latest && (entity.table != Some(t) || entity.attribute) => {
+                self.group_by_once(e);
+                ranking.order_measure = Some((m, desc));
+                self.a.limit = n;
+            }
+            _ => {
+                // "the most recent production run": rows of t by time.
+                self.a.measures.pop();
+                // "when did the last run finish": the date itself.
+                if let Some(c) = self.when_column(t).filter(|_| !explicit_groups) {
+                    // A "when" question answered by the date itself: no ranking left.
+                    self.push_measure(plain(extreme, Some(c), t));
+                    return ranking;
+                }
+                match time {
+                    Some(c) => ranking.row_rank = Some((c, desc, n)),
+                    None => self.a.limit = n,
+                }
+                if entity.mention.is_none() {
+                    self.a
+                        .outputs
+                        .extend(self.index.label_column(t).map(Output::Column));
                 }
             }
         }
-        self.finish_outputs(entity, entity_col, entity_table, row_rank, order_measure)
+        ranking
     }
 
     /// The columns a "when" question asks for over `table`: the date column it names

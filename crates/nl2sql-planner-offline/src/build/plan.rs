@@ -1,0 +1,414 @@
+//! An [`Analysis`] as a `PlanModel`, in named steps: the join layout (which tables, in
+//! which order, under which aliases, joined how), then each clause from the analysis
+//! through one expression builder (columns by alias, grouped dates, measures, filters).
+
+use std::collections::BTreeSet;
+
+use nl2sql_plan::{
+    Direction, Expr, GroupByItem, JoinSpec, JoinType, LiteralValue, Op, OrderItem, PlanModel,
+    SelectItem, TableRef,
+};
+
+use super::{BuildError, aliases, and, literal, negate, number_literal, op_of};
+use crate::analyze::{Analysis, Filter, Grain, Lit, Measure, Output, Test};
+use crate::intent::Agg;
+use crate::joins::{JoinStep, join_tree};
+use crate::link::SchemaIndex;
+
+/// Builds the `PlanModel` of `a`, with the select aliases `names`.
+pub(crate) fn plan_model(
+    a: &Analysis,
+    index: &SchemaIndex,
+    names: &[String],
+) -> Result<PlanModel, BuildError> {
+    let layout = Layout::of(a, index)?;
+    let exprs = Exprs::new(a, index, &layout);
+    Ok(PlanModel {
+        distinct: a.distinct,
+        tables: layout.table_refs(index),
+        joins: layout.joins(a, index),
+        select_items: exprs.select_items(names),
+        where_: exprs.where_clause(),
+        group_by: exprs.group_by(),
+        having: exprs.having(),
+        order_by: exprs.order_by(names),
+        limit: a.limit,
+        reasoning: Some(layout.reasoning(a, index)),
+        ..PlanModel::default()
+    })
+}
+
+/// The tables of the plan in join order, with their aliases and the join steps.
+struct Layout {
+    /// Table indexes; the first is the FROM table.
+    order: Vec<usize>,
+    aliases: Vec<String>,
+    steps: Vec<JoinStep>,
+    /// Tables the question needs rows of (inner joins); the others are joined only to
+    /// find rows without a match (left joins).
+    inner: BTreeSet<usize>,
+}
+
+impl Layout {
+    /// Every table the analysis reads, joined along foreign keys from its base table.
+    fn of(a: &Analysis, index: &SchemaIndex) -> Result<Layout, BuildError> {
+        let required = required_tables(a, index);
+        let inner: BTreeSet<usize> = match join_tree(index, a.base, &required) {
+            Ok(steps) => steps.iter().map(|s| s.table).collect(),
+            Err(_) => BTreeSet::new(),
+        };
+        let with_absent: BTreeSet<usize> = required.iter().chain(&a.absent).copied().collect();
+        let steps = join_tree(index, a.base, &with_absent).map_err(|missing| {
+            BuildError(format!(
+                "no foreign-key path joins {} to {}",
+                index.tables[a.base].name,
+                missing
+                    .iter()
+                    .map(|t| index.tables[*t].name.clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        let order: Vec<usize> = std::iter::once(a.base)
+            .chain(steps.iter().map(|s| s.table))
+            .collect();
+        Ok(Layout {
+            aliases: aliases(index, &order),
+            order,
+            steps,
+            inner,
+        })
+    }
+
+    fn alias_of(&self, table: usize) -> String {
+        self.order
+            .iter()
+            .position(|x| *x == table)
+            .map(|i| self.aliases[i].clone())
+            .unwrap_or_default()
+    }
+
+    fn table_refs(&self, index: &SchemaIndex) -> Vec<TableRef> {
+        self.order
+            .iter()
+            .enumerate()
+            .map(|(i, t)| TableRef {
+                name: index.tables[*t].name.clone(),
+                schema_name: None,
+                database: None,
+                alias: self.aliases[i].clone(),
+                ordinal: ordinal(i),
+            })
+            .collect()
+    }
+
+    /// One join per step: the foreign key's column equalities, inner unless the table is
+    /// joined only to find absent rows.
+    fn joins(&self, a: &Analysis, index: &SchemaIndex) -> Vec<JoinSpec> {
+        self.steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let fk = &index.foreign_keys[s.fk];
+                let (parent_cols, child_cols) = if fk.from == s.parent {
+                    (&fk.from_columns, &fk.to_columns)
+                } else {
+                    (&fk.to_columns, &fk.from_columns)
+                };
+                let (pa, ca) = (self.alias_of(s.parent), self.alias_of(s.table));
+                let eqs = parent_cols
+                    .iter()
+                    .zip(child_cols)
+                    .map(|(p, c)| {
+                        Expr::binary(
+                            Op::Eq,
+                            Expr::column(Some(&pa), p),
+                            Expr::column(Some(&ca), c),
+                        )
+                    })
+                    .collect();
+                JoinSpec {
+                    left_alias: pa.clone(),
+                    right_alias: ca,
+                    join_type: if a.absent.is_empty() || self.inner.contains(&s.table) {
+                        JoinType::Inner
+                    } else {
+                        JoinType::Left
+                    },
+                    condition: and(eqs).unwrap_or_else(Expr::null),
+                    ordinal: ordinal(i),
+                }
+            })
+            .collect()
+    }
+
+    /// Whether a join repeats the rows of a table already joined: a table that refers to
+    /// its parent (a count of the FROM table's rows must then count its key once).
+    fn fans_out(&self, a: &Analysis, index: &SchemaIndex) -> bool {
+        self.steps.iter().any(|s| {
+            let fk = &index.foreign_keys[s.fk];
+            fk.from == s.table
+                && fk.to == s.parent
+                && fk.from != fk.to
+                && (a.absent.is_empty() || self.inner.contains(&s.table))
+        })
+    }
+
+    fn reasoning(&self, a: &Analysis, index: &SchemaIndex) -> String {
+        let mut reasoning = vec![format!(
+            "tables: {}",
+            self.order
+                .iter()
+                .map(|t| index.tables[*t].name.clone())
+                .collect::<Vec<_>>()
+                .join(" -> ")
+        )];
+        reasoning.extend(a.notes.iter().cloned());
+        reasoning.join("; ")
+    }
+}
+
+/// The tables the analysis's outputs, measures, filters, groups and joins read.
+fn required_tables(a: &Analysis, index: &SchemaIndex) -> BTreeSet<usize> {
+    let mut required: BTreeSet<usize> = BTreeSet::new();
+    for o in &a.outputs {
+        if let Output::Column(c) = o {
+            required.insert(index.columns[*c].table);
+        }
+    }
+    required.extend(a.measures.iter().map(|m| m.table));
+    required.extend(a.filters.iter().map(|f| index.columns[f.column].table));
+    required.extend(a.group_by.iter().map(|c| index.columns[*c].table));
+    required.extend(a.joined.iter().copied());
+    required
+}
+
+fn ordinal(i: usize) -> i64 {
+    i64::try_from(i).unwrap_or_default()
+}
+
+/// The expressions of one plan: columns under the layout's aliases.
+struct Exprs<'a> {
+    a: &'a Analysis,
+    index: &'a SchemaIndex,
+    layout: &'a Layout,
+    fans_out: bool,
+    /// The FROM table's key, when it has exactly one key column.
+    base_key: Option<usize>,
+}
+
+impl<'a> Exprs<'a> {
+    fn new(a: &'a Analysis, index: &'a SchemaIndex, layout: &'a Layout) -> Self {
+        let keys: Vec<usize> = index.tables[a.base]
+            .columns
+            .iter()
+            .copied()
+            .filter(|c| index.columns[*c].is_pk)
+            .collect();
+        Exprs {
+            a,
+            index,
+            layout,
+            fans_out: layout.fans_out(a, index),
+            base_key: match keys.as_slice() {
+                [one] => Some(*one),
+                _ => None,
+            },
+        }
+    }
+
+    fn col(&self, c: usize) -> Expr {
+        let info = &self.index.columns[c];
+        Expr::column(Some(&self.layout.alias_of(info.table)), &info.name)
+    }
+
+    /// A column, or a grouped date column by its calendar period.
+    fn grouped(&self, c: usize) -> Expr {
+        match self
+            .a
+            .grains
+            .iter()
+            .find(|(g, _)| *g == c)
+            .map(|(_, grain)| grain)
+        {
+            Some(Grain::Year) => Expr::func("YEAR", vec![self.col(c)]),
+            Some(Grain::Month) => Expr::func(
+                "DATE_TRUNC",
+                vec![
+                    Expr::literal(LiteralValue::Str("month".into())),
+                    self.col(c),
+                ],
+            ),
+            None => self.col(c),
+        }
+    }
+
+    fn measure(&self, m: &Measure) -> Expr {
+        // "How many machines produced Widget Alpha" counts machines, not their runs.
+        if self.fans_out
+            && m.agg == Agg::Count
+            && m.column.is_none()
+            && m.table == self.a.base
+            && let Some(key) = self.base_key
+        {
+            return Expr::distinct_aggregate("COUNT", self.col(key));
+        }
+        let arg = |c: usize| match (m.times, m.minus) {
+            (Some(t), _) => Expr::binary(Op::Multiply, self.col(t), self.col(c)),
+            (None, Some(t)) => Expr::binary(Op::Minus, self.col(c), self.col(t)),
+            (None, None) => self.col(c),
+        };
+        if let (true, Some(c)) = (m.distinct, m.column) {
+            return Expr::distinct_aggregate(agg_name(m.agg), arg(c));
+        }
+        let (name, arg) = match (m.agg, m.column) {
+            (Agg::Count, _) | (_, None) => ("COUNT", Expr::column(None, "*")),
+            (agg, Some(c)) => (agg_name(agg), arg(c)),
+        };
+        let mut e = Expr::func(name, vec![arg]);
+        e.is_aggregate = true;
+        e
+    }
+
+    fn filter(&self, f: &Filter) -> Expr {
+        let c = self.col(f.column);
+        let negated = |e: Expr| {
+            if f.negated {
+                Expr::unary(Op::Not, e)
+            } else {
+                e
+            }
+        };
+        match &f.test {
+            Test::Cmp(op, lit) => {
+                let op = if f.negated { negate(*op) } else { *op };
+                let value = match lit {
+                    Lit::Number(x) => number_literal(*x),
+                    Lit::Date(d) => LiteralValue::Str(d.clone()),
+                };
+                Expr::binary(op_of(op), c, Expr::literal(value))
+            }
+            Test::In(values) if values.len() == 1 => Expr::binary(
+                if f.negated { Op::NotEq } else { Op::Eq },
+                c,
+                Expr::literal(literal(&values[0])),
+            ),
+            Test::In(values) => negated(Expr::binary(
+                Op::In,
+                c,
+                Expr::func(
+                    "LIST",
+                    values.iter().map(|v| Expr::literal(literal(v))).collect(),
+                ),
+            )),
+            Test::Contains(word) => negated(Expr::binary(
+                Op::Like,
+                c,
+                Expr::literal(LiteralValue::Str(format!("%{word}%"))),
+            )),
+        }
+    }
+
+    fn select_items(&self, names: &[String]) -> Vec<SelectItem> {
+        self.a
+            .outputs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| SelectItem {
+                expr: match o {
+                    Output::Column(c) => self.grouped(*c),
+                    Output::Measure(m) => self.measure(&self.a.measures[*m]),
+                },
+                alias: names.get(i).cloned(),
+                ordinal: ordinal(i),
+            })
+            .collect()
+    }
+
+    /// The filters, and for each table whose absent rows are asked for, its key `IS NULL`.
+    fn where_clause(&self) -> Option<Expr> {
+        let absent = self.a.absent.iter().filter_map(|t| {
+            let pk = self.index.tables[*t]
+                .columns
+                .iter()
+                .copied()
+                .find(|c| self.index.columns[*c].is_pk)?;
+            Some(Expr::binary(Op::Is, self.col(pk), Expr::null()))
+        });
+        and(self
+            .a
+            .filters
+            .iter()
+            .map(|f| self.filter(f))
+            .chain(absent)
+            .collect())
+    }
+
+    fn having(&self) -> Option<Expr> {
+        and(self
+            .a
+            .having
+            .iter()
+            .map(|h| {
+                Expr::binary(
+                    op_of(h.op),
+                    self.measure(&self.a.measures[h.measure]),
+                    Expr::literal(if h.value.fract() == 0.0 {
+                        LiteralValue::Int(h.value as i64)
+                    } else {
+                        LiteralValue::Float(h.value)
+                    }),
+                )
+            })
+            .collect())
+    }
+
+    fn group_by(&self) -> Vec<GroupByItem> {
+        self.a
+            .group_by
+            .iter()
+            .enumerate()
+            .map(|(i, c)| GroupByItem {
+                expr: self.grouped(*c),
+                ordinal: ordinal(i),
+            })
+            .collect()
+    }
+
+    /// Sort keys; a measure that is an output is sorted by its output name.
+    fn order_by(&self, names: &[String]) -> Vec<OrderItem> {
+        self.a
+            .order
+            .iter()
+            .enumerate()
+            .map(|(i, (o, desc))| {
+                let expr = match o {
+                    Output::Column(c) => self.grouped(*c),
+                    Output::Measure(m) => match self.a.outputs.iter().position(|x| x == o) {
+                        Some(p) => Expr::column(None, &names[p]),
+                        None => self.measure(&self.a.measures[*m]),
+                    },
+                };
+                OrderItem {
+                    expr,
+                    direction: if *desc {
+                        Direction::Desc
+                    } else {
+                        Direction::Asc
+                    },
+                    ordinal: ordinal(i),
+                }
+            })
+            .collect()
+    }
+}
+
+fn agg_name(agg: Agg) -> &'static str {
+    match agg {
+        Agg::Count => "COUNT",
+        Agg::Sum => "SUM",
+        Agg::Avg => "AVG",
+        Agg::Min => "MIN",
+        Agg::Max => "MAX",
+    }
+}

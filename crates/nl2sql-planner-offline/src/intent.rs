@@ -659,6 +659,8 @@ fn after_noun(tokens: &[Token], i: usize) -> bool {
 const NOT_RANKED_NOUNS: &[&str] = &[
     "time", "times", "one", "ones", "few", "two", "three", "of", "and", "or", "quarter", "half",
     "day", "days", "week", "weeks", "month", "months", "year", "years",
+    // "the first name", "the last name": a person's names, not a ranking.
+    "name", "names",
 ];
 
 /// Units of a rate ("$5 per unit"), which is not a grouping.

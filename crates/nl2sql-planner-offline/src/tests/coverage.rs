@@ -111,3 +111,25 @@ fn a_comparison_at_the_start_of_a_question_is_read() {
     );
     assert!(got.contains("COUNT(") && got.contains("> 2"), "{got}");
 }
+
+#[test]
+fn both_asking_for_an_intersection_is_refused_but_both_listing_outputs_is_not() {
+    // Products made on both machines: rows of each, which one set of rows cannot say (an
+    // IN list would answer "either").
+    let e = strict("Which products were made on both Press-01 and Cutter-01?").unwrap_err();
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    assert!(
+        unplaced(&e).contains(&"both".to_owned()),
+        "{:?}",
+        unplaced(&e)
+    );
+    let suggestions = e.details.as_ref().unwrap()["suggestions"].to_string();
+    assert!(suggestions.contains("an intersection"), "{suggestions}");
+    // "Return both X and Y" lists two outputs.
+    let plan = strict(
+        "How many machines are there in each factory? Return both the factory and the count.",
+    );
+    if let Err(e) = &plan {
+        assert!(!unplaced(e).contains(&"both".to_owned()), "{e:?}");
+    }
+}

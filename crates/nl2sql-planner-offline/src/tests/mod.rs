@@ -4,6 +4,7 @@
 //! are validated with the logical validator and rendered for SQLite against the real
 //! manufacturing fixture database.
 
+mod abbreviations;
 mod analyst;
 mod coverage;
 mod cross_source;

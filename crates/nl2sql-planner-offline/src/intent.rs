@@ -449,10 +449,15 @@ fn aggregation(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     Some(i + len)
 }
 
-/// Direction words before superlatives: `biggest first` orders, it names no key.
+/// Direction words before superlatives: `biggest first` orders, it names no key; "in
+/// descending order of age" names its key after "of".
 fn direction(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
-    let (desc, len) = direction_words(s.tokens, i)?;
+    let (desc, mut len) = direction_words(s.tokens, i)?;
     c.order_desc = Some(desc);
+    if s.w(i + len - 1) == "order" && s.w(i + len) == "of" {
+        len += 1;
+        c.order_key = Some(i + len);
+    }
     mark(c, i, i + len);
     Some(i + len)
 }

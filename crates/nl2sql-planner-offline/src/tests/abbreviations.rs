@@ -1,6 +1,7 @@
 //! Conventional abbreviations in names (`Fname`, `Lname`, `DOB`, `dept_name`) read as the
-//! words they stand for, and "the first name" read as a column, not a ranking, over a
-//! small staff schema named unlike every fixture.
+//! words they stand for, "the first name" read as a column, not a ranking, and "in
+//! descending order of X" sorting by X, over a small staff schema named unlike every
+//! fixture.
 
 use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
@@ -47,5 +48,15 @@ fn first_and_last_names_are_the_abbreviated_columns() {
         // Each clerk is named by its first name column, the table's label.
         "What is the date of birth of each clerk?",
         "SELECT c.DOB AS dob, c.Fname AS fname FROM Clerk AS c LIMIT 10000",
+    );
+}
+
+#[test]
+fn in_descending_order_of_a_column_sorts_by_it() {
+    let s = staff();
+    check(
+        &s,
+        "List the last names of all clerks in descending order of date of birth.",
+        "SELECT c.Lname AS lname, c.DOB AS dob FROM Clerk AS c ORDER BY c.DOB DESC LIMIT 10000",
     );
 }

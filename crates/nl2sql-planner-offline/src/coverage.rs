@@ -156,7 +156,19 @@ pub(crate) fn cover(
             && tokens[m.start.saturating_sub(3)..m.start]
                 .iter()
                 .any(|t| t.is_any(&["all", "every", "across"]));
-        if placed || quantified {
+        if placed && let Some(other) = &m.guess {
+            // Two readings nothing tells apart: refused, naming both.
+            let second = Mention {
+                target: other.clone(),
+                guess: None,
+                ..m.clone()
+            };
+            let (other_element, _) = element_of(&second, index, &used);
+            suggestions.push(format!(
+                "'{text}' reads as {element} or as {other_element} equally; name the one you mean"
+            ));
+            unplaced.push((m.start, text));
+        } else if placed || quantified {
             spans.push((m.start, InterpretedSpan { text, element }));
         } else {
             suggestions.push(format!(

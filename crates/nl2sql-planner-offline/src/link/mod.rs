@@ -470,6 +470,10 @@ pub(crate) struct Mention {
     /// Equally (or, for words inside longer names, nearly equally) scored targets before
     /// ties were resolved, with their scores (empty when there was no tie).
     pub(crate) alternatives: Vec<(Target, u32)>,
+    /// A second reading that nothing but the order of names told apart from the chosen
+    /// one (no context, score, type or role preferred either): the question reads two
+    /// ways, and the plan would be a guess.
+    pub(crate) guess: Option<Target>,
 }
 
 impl Mention {
@@ -509,7 +513,7 @@ pub(crate) fn link(
         _ => None,
     };
     mentions.sort_by_key(|m| m.start);
-    resolve_ties(&mut mentions, index, prefer);
+    resolve_ties(&mut mentions, tokens, index, prefer);
     let mentions = complete_names(mentions, tokens, index);
     merge_qualified(mentions, tokens, index)
 }
@@ -647,6 +651,7 @@ pub(super) fn pending(start: usize, end: usize, mut cands: Candidates) -> Mentio
         } else {
             Vec::new()
         },
+        guess: None,
     }
 }
 
@@ -660,7 +665,12 @@ fn table_of(target: &Target, index: &SchemaIndex) -> usize {
 /// Picks one target per ambiguous mention: prefer a target whose table is mentioned
 /// unambiguously elsewhere, then one adjacent by foreign key to such a table, then a
 /// table's label column, then the smallest table and column name.
-fn resolve_ties(mentions: &mut [Mention], index: &SchemaIndex, prefer: Option<TypeClass>) {
+fn resolve_ties(
+    mentions: &mut [Mention],
+    tokens: &[Token],
+    index: &SchemaIndex,
+    prefer: Option<TypeClass>,
+) {
     let alternatives = |m: &Mention| -> Option<Vec<(Target, u32)>> {
         (!m.alternatives.is_empty()).then(|| m.alternatives.clone())
     };
@@ -685,14 +695,78 @@ fn resolve_ties(mentions: &mut [Mention], index: &SchemaIndex, prefer: Option<Ty
             })
             .collect()
     };
+    // Tables named right beside each span ("the factory name", "the name of the ships"),
+    // and columns other mentions name a value of ("performed … by Frank").
+    let tables_at: Vec<(usize, usize, usize, Option<usize>)> = mentions
+        .iter()
+        .filter(|m| m.alternatives.is_empty())
+        .filter_map(|m| match m.target {
+            Target::Table(t) => Some((m.start, m.end, t, None)),
+            Target::Column(c) => Some((m.start, m.end, index.columns[c].table, Some(c))),
+            Target::Value { .. } => None,
+        })
+        .collect();
+    let valued: Vec<usize> = mentions
+        .iter()
+        .filter(|m| m.alternatives.is_empty())
+        .filter_map(|m| match m.target {
+            Target::Value { column, .. } => Some(column),
+            _ => None,
+        })
+        .collect();
     // In question order; each choice joins the context of the next.
     for m in mentions.iter_mut() {
         let Some(alts) = alternatives(m) else {
             continue;
         };
         let neighbours = neighbours_of(&context);
+        let (start, end) = (m.start, m.end);
+        // How many words from the nearest mention of the candidate's table (the very column
+        // named by the word before or after counts as nearer still: "energy used" is the
+        // energy column); 4 and more: not near.
+        let distance = |target: &Target, table: usize| {
+            tables_at
+                .iter()
+                .filter(|&&(_, _, t, _)| t == table)
+                .map(|&(s, e, _, c)| {
+                    let gap = if e <= start {
+                        start - e
+                    } else if s >= end {
+                        s - end
+                    } else {
+                        0
+                    };
+                    let same_column = matches!(target, Target::Column(own) if c == Some(*own));
+                    2 * gap + usize::from(!same_column)
+                })
+                .min()
+                .unwrap_or(usize::MAX)
+                .min(8)
+        };
+        // "the name of its factory": the table named after "of" (and a determiner).
+        let of_table = {
+            let mut k = end;
+            if tokens.get(k).is_some_and(|t| t.is("of")) {
+                k += 1;
+                if tokens.get(k).is_some_and(|t| {
+                    t.is_any(&[
+                        "the", "its", "their", "his", "her", "a", "an", "each", "every",
+                    ])
+                }) {
+                    k += 1;
+                }
+                tables_at
+                    .iter()
+                    .find(|&&(s, _, _, _)| s == k)
+                    .map(|&(_, _, t, _)| t)
+            } else {
+                None
+            }
+        };
         let key = |(t, score): &(Target, u32)| {
             let table = table_of(t, index);
+            let near = (of_table != Some(table), distance(t, table));
+            let has_value = matches!(t, Target::Column(c) if valued.contains(c));
             let in_context = context.contains(&table);
             let adjacent = neighbours.contains(&table);
             let label = matches!(t, Target::Value { column, .. } | Target::Column(column) if index.label_column(table) == Some(*column));
@@ -711,6 +785,7 @@ fn resolve_ties(mentions: &mut [Mention], index: &SchemaIndex, prefer: Option<Ty
                 _ => false,
             };
             (
+                (near, !has_value),
                 !in_context,
                 !adjacent,
                 std::cmp::Reverse(*score),
@@ -721,7 +796,18 @@ fn resolve_ties(mentions: &mut [Mention], index: &SchemaIndex, prefer: Option<Ty
                 col_name,
             )
         };
-        if let Some((best, score)) = alts.iter().min_by_key(|t| key(t)) {
+        let mut ranked: Vec<_> = alts.iter().map(|t| (key(t), t)).collect();
+        ranked.sort_by(|a, b| a.0.cmp(&b.0));
+        if let Some((first, (best, score))) = ranked.first() {
+            // Decided only by the names' order (the last two parts of the key).
+            m.guess = ranked.get(1).and_then(|(second, (other, _))| {
+                let same = (
+                    first.0, first.1, first.2, first.3, first.4, first.5, first.6,
+                ) == (
+                    second.0, second.1, second.2, second.3, second.4, second.5, second.6,
+                );
+                (same && other != best).then(|| other.clone())
+            });
             m.target = best.clone();
             m.score = *score;
             context.push(table_of(best, index));

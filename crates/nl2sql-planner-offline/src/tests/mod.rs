@@ -12,6 +12,7 @@ mod distinct;
 mod phrasing;
 mod readings;
 mod rules;
+mod ties;
 
 use std::path::Path;
 use std::sync::OnceLock;

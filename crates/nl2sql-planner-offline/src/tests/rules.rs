@@ -271,8 +271,9 @@ fn buying() -> SchemaSnapshot {
 
 /// Plans `question` over `snapshot`, validates the plan and renders SQLite SQL; returns the
 /// SQL or the error message.
-pub(super) fn sql_over(snapshot: &SchemaSnapshot, question: &str) -> String {
-    let request = PlanRequest {
+/// The plan request of `question` over `snapshot` (today is 2024-05-15).
+pub(super) fn request_over(snapshot: &SchemaSnapshot, question: &str) -> PlanRequest {
+    PlanRequest {
         question: question.to_owned(),
         sub_query: SubQuery {
             id: "sq1".into(),
@@ -289,7 +290,11 @@ pub(super) fn sql_over(snapshot: &SchemaSnapshot, question: &str) -> String {
         schema: snapshot.clone(),
         feedback: None,
         today: Some("2024-05-15".into()),
-    };
+    }
+}
+
+pub(super) fn sql_over(snapshot: &SchemaSnapshot, question: &str) -> String {
+    let request = request_over(snapshot, question);
     // Readings are tested on the lenient planner (see `sql_for`).
     let plan = match OfflinePlanner::lenient().plan_sync(&request) {
         Ok(p) => p,

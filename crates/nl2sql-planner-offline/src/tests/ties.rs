@@ -1,0 +1,52 @@
+//! Two readings nothing tells apart (no context, score, type or role prefers either; only
+//! the order of the names would): the strict planner refuses, naming both, instead of
+//! answering whichever name sorts first.
+
+use nl2sql_state::{ErrorCode, SchemaContract, SchemaSnapshot};
+
+use super::super::OfflinePlanner;
+use super::rules::{check, request_over};
+use super::{col, table};
+
+/// Two unrelated tables with a `title` each.
+fn shelves() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("shelves", "sqlite");
+    contract.add_table(table(
+        "Album",
+        vec![col("AlbumID", "INTEGER", true), col("title", "TEXT", false)],
+        vec![],
+    ));
+    contract.add_table(table(
+        "Novel",
+        vec![
+            col("NovelID", "INTEGER", true),
+            col("title", "TEXT", false),
+            col("pages", "INTEGER", false),
+        ],
+        vec![],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn a_tie_only_the_names_order_would_break_is_refused_naming_both_readings() {
+    let s = shelves();
+    let e = OfflinePlanner::new()
+        .plan_sync(&request_over(&s, "List all titles."))
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    let suggestions = e.details.as_ref().unwrap()["suggestions"].to_string();
+    assert!(
+        suggestions.contains("column Album.title or as column Novel.title equally"),
+        "{suggestions}"
+    );
+    // Context breaks the tie: the novels' titles.
+    check(
+        &s,
+        "List the titles of novels with more than 300 pages.",
+        "SELECT DISTINCT n.title AS novel FROM Novel AS n WHERE n.pages > 300 ORDER BY n.title LIMIT 10000",
+    );
+}

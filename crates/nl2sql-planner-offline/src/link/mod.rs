@@ -729,13 +729,8 @@ fn resolve_ties(
                 .iter()
                 .filter(|&&(_, _, t, _)| t == table)
                 .map(|&(s, e, _, c)| {
-                    let gap = if e <= start {
-                        start - e
-                    } else if s >= end {
-                        s - end
-                    } else {
-                        0
-                    };
+                    // Words between the two spans (0 when they touch or overlap).
+                    let gap = start.saturating_sub(e).max(s.saturating_sub(end));
                     let same_column = matches!(target, Target::Column(own) if c == Some(*own));
                     2 * gap + usize::from(!same_column)
                 })

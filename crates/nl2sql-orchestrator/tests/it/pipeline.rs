@@ -325,6 +325,95 @@ async fn a_global_timeout_stops_a_slow_planner() {
     assert!(parquet_files(&dir.0.join("artifacts")).is_empty());
 }
 
+/// GAP-12: cancelling one run leaves a concurrent run of the same engine alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_one_run_leaves_a_concurrent_run_alone() {
+    let dir = TempDir::new("cancel-one");
+    let planner = Arc::new(HeldPlanner {
+        inner: OfflinePlanner::new(),
+        held: "factories",
+        entered: tokio::sync::Notify::new(),
+    });
+    let engine = Arc::new(fixture_engine(&dir.0, planner.clone()).await);
+    let cancel = CancellationToken::new();
+    let held = {
+        let engine = Arc::clone(&engine);
+        let cancel = cancel.clone();
+        tokio::spawn(async move {
+            engine
+                .ask(
+                    "How many factories do we have?",
+                    AskOptions {
+                        cancel,
+                        ..AskOptions::default()
+                    },
+                )
+                .await
+        })
+    };
+    // The held run is inside its plan step; the other run starts and ends meanwhile.
+    planner.entered.notified().await;
+    let free = {
+        let engine = Arc::clone(&engine);
+        tokio::spawn(async move {
+            engine
+                .ask("How many machines do we have?", AskOptions::default())
+                .await
+        })
+    };
+    let started = Instant::now();
+    cancel.cancel();
+    let held = held.await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(held.status, RunStatus::Cancelled);
+    assert_eq!(codes(&held), vec![ErrorCode::Cancelled]);
+    let free = free.await.unwrap();
+    assert!(free.success, "{:#?}", free.errors);
+    assert_eq!(free.status, RunStatus::Succeeded);
+    assert_eq!(free.rows, Some(vec![vec![json!(3)]]), "{:?}", free.rows);
+    // Only the free run left a result.
+    let artifacts = parquet_files(&dir.0.join("artifacts"));
+    assert_eq!(artifacts.len(), 1, "the free run's scan: {artifacts:?}");
+    assert!(
+        artifacts
+            .iter()
+            .all(|p| p.to_string_lossy().contains(&free.trace_id)),
+        "{artifacts:?}"
+    );
+}
+
+/// The offline planner, but planning a question that holds `held` waits until the run is
+/// cancelled (it says when it has started waiting).
+#[derive(Debug)]
+struct HeldPlanner {
+    inner: OfflinePlanner,
+    held: &'static str,
+    entered: tokio::sync::Notify,
+}
+
+#[async_trait]
+impl Planner for HeldPlanner {
+    fn name(&self) -> String {
+        "held".to_owned()
+    }
+    async fn decompose(&self, r: &DecomposeRequest) -> Result<DecomposerResponse, PipelineError> {
+        self.inner.decompose(r).await
+    }
+    async fn plan(&self, r: &PlanRequest) -> Result<PlanModel, PipelineError> {
+        if r.question.contains(self.held) {
+            self.entered.notify_one();
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        }
+        self.inner.plan(r).await
+    }
+    async fn refine(&self, r: &RefineRequest) -> Result<String, PipelineError> {
+        self.inner.refine(r).await
+    }
+    async fn answer(&self, r: &AnswerRequest) -> Result<FinalAnswer, PipelineError> {
+        self.inner.answer(r).await
+    }
+}
+
 /// The offline planner, but its plan step never answers in time.
 #[derive(Debug)]
 struct SlowPlanner(OfflinePlanner);

@@ -39,6 +39,8 @@ pub struct DatasourceRegistry {
     /// The worker program of `isolation = "process"` datasources; `None`: this
     /// executable's `worker` subcommand ([`WorkerCommand::this_executable`]).
     worker_command: Option<WorkerCommand>,
+    /// The settings of each datasource's circuit breaker.
+    breaker_config: BreakerConfig,
 }
 
 impl std::fmt::Debug for DatasourceRegistry {
@@ -65,6 +67,7 @@ impl DatasourceRegistry {
             entries: BTreeMap::new(),
             adapter_options: AdapterOptions::default(),
             worker_command: None,
+            breaker_config: BreakerConfig::default(),
         };
         for config in file.resolve(secrets)? {
             registry.insert(config);
@@ -87,6 +90,7 @@ impl DatasourceRegistry {
             entries: BTreeMap::new(),
             adapter_options: AdapterOptions::default(),
             worker_command: None,
+            breaker_config: BreakerConfig::default(),
         }
     }
 
@@ -98,6 +102,21 @@ impl DatasourceRegistry {
     #[must_use]
     pub fn with_adapter(mut self, adapter: Arc<dyn DatasourceAdapter>) -> Self {
         self.insert_adapter(adapter);
+        self
+    }
+
+    /// The same registry whose datasources' circuit breakers (one per datasource, around
+    /// every dry run, cost estimate and execution) open after `config.fail_max` counted
+    /// failures and try again after `config.reset_timeout` (default: 5 failures, 30 s).
+    /// Applies to the datasources registered so far and to those registered later.
+    pub fn with_breaker_config(mut self, config: BreakerConfig) -> Self {
+        for entry in self.entries.values_mut() {
+            entry.breaker = Arc::new(CircuitBreaker::new(
+                format!("db:{}", entry.config.id),
+                config,
+            ));
+        }
+        self.breaker_config = config;
         self
     }
 
@@ -119,7 +138,7 @@ impl DatasourceRegistry {
     ) {
         let breaker = Arc::new(CircuitBreaker::new(
             format!("db:{}", config.id),
-            BreakerConfig::default(),
+            self.breaker_config,
         ));
         self.entries.insert(
             config.id.clone(),

@@ -515,3 +515,28 @@ async fn an_sql_error_is_not_retried() {
     );
     assert_eq!(a.retried_statements(), 0);
 }
+
+/// GAP-40: a dry run never executes. Two statements leave a trace when they run: taking
+/// a named lock (visible to every session while its holder lives) and a ten-second
+/// `SLEEP`. Their dry runs are accepted, return at once and take no lock.
+#[tokio::test]
+async fn a_dry_run_never_executes_the_statement() {
+    let Some(server) = server().await else { return };
+    let a = reader(&server).await;
+    let dry = a.dry_run(&raw("SELECT GET_LOCK('nl2sql_gap40', 0)")).await;
+    assert!(dry.is_valid, "{dry:?}");
+    let mut admin = admin_conn().await;
+    let holder: Option<Option<u64>> = admin
+        .query_first("SELECT IS_USED_LOCK('nl2sql_gap40')")
+        .await
+        .unwrap();
+    assert_eq!(holder, Some(None), "the dry run took the lock");
+    let started = std::time::Instant::now();
+    let dry = a.dry_run(&raw("SELECT SLEEP(10)")).await;
+    assert!(dry.is_valid, "{dry:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the dry run slept: {:?}",
+        started.elapsed()
+    );
+}

@@ -671,3 +671,55 @@ async fn adapter_options_set_the_snapshot_sample() {
     assert!(id_stats(&whole).distinct_count > 2);
     assert_eq!(id_stats(&sampled).distinct_count, 2);
 }
+
+/// GAP-40: a dry run never executes. Two statements leave a trace when they run: a
+/// sequence's `nextval` (refused in the adapter's read-only session, and it would advance
+/// the sequence) and a ten-second `pg_sleep`. Their dry runs are accepted, return at once
+/// and leave the sequence where it was; running the first is refused.
+#[tokio::test]
+async fn a_dry_run_never_executes_the_statement() {
+    let Some(server) = server().await else { return };
+    let admin = admin_client(&server).await;
+    admin
+        .batch_execute(&format!(
+            "CREATE SEQUENCE IF NOT EXISTS {SCHEMA}.gap40_seq; \
+             GRANT USAGE, SELECT ON SEQUENCE {SCHEMA}.gap40_seq TO {READER}"
+        ))
+        .await
+        .unwrap();
+    let last = |row: tokio_postgres::Row| (row.get::<_, i64>(0), row.get::<_, bool>(1));
+    let before = last(
+        admin
+            .query_one(
+                &format!("SELECT last_value, is_called FROM {SCHEMA}.gap40_seq"),
+                &[],
+            )
+            .await
+            .unwrap(),
+    );
+    let a = reader(&server).await;
+    let nextval = raw(&format!("SELECT nextval('{SCHEMA}.gap40_seq')"));
+    let dry = a.dry_run(&nextval).await;
+    assert!(dry.is_valid, "{dry:?}");
+    let started = std::time::Instant::now();
+    let dry = a.dry_run(&raw("SELECT pg_sleep(10)")).await;
+    assert!(dry.is_valid, "{dry:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the dry run slept: {:?}",
+        started.elapsed()
+    );
+    let after = last(
+        admin
+            .query_one(
+                &format!("SELECT last_value, is_called FROM {SCHEMA}.gap40_seq"),
+                &[],
+            )
+            .await
+            .unwrap(),
+    );
+    assert_eq!(before, after, "the dry run advanced the sequence");
+    // Running it is what a dry run must not do: the read-only session refuses it.
+    let frame = a.run_sql(&nextval, a.limits()).await;
+    assert!(!frame.success, "nextval ran in a read-only session");
+}

@@ -9,6 +9,7 @@ mod analyst;
 mod coverage;
 mod cross_source;
 mod distinct;
+mod frequency;
 mod phrasing;
 mod readings;
 mod rules;

@@ -1,0 +1,46 @@
+//! "The most common X across the rows": the rows are what is counted, grouped by X alone,
+//! never also by each counted row's own label, over a small club schema named unlike
+//! every fixture.
+
+use nl2sql_state::{SchemaContract, SchemaSnapshot};
+
+use super::rules::check;
+use super::{col, table};
+
+fn club() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("club", "sqlite");
+    contract.add_table(table(
+        "Sport",
+        vec![col("id", "INTEGER", true), col("Name", "TEXT", false)],
+        vec![],
+    ));
+    contract.add_table(table(
+        "Member",
+        vec![
+            col("MemberID", "INTEGER", true),
+            col("Name", "TEXT", false),
+            col("Country", "TEXT", false),
+            col("SportID", "INTEGER", false),
+        ],
+        vec![("SportID", "Sport")],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn the_most_common_value_across_rows_groups_by_that_value_alone() {
+    let s = club();
+    check(
+        &s,
+        "What is the most common country across members?",
+        "SELECT m.Country AS country, COUNT(*) AS member_count FROM Member AS m GROUP BY m.Country ORDER BY member_count DESC LIMIT 1",
+    );
+    check(
+        &s,
+        "Which sport is the most popular across all members?",
+        "SELECT s.Name AS sport, COUNT(*) AS member_count FROM Member AS m INNER JOIN Sport AS s ON m.SportID = s.id GROUP BY s.Name ORDER BY member_count DESC LIMIT 1",
+    );
+}

@@ -296,9 +296,26 @@ impl SchemaIndex {
                 .find(|c| text(c) && self.columns[**c].name.eq_ignore_ascii_case(want))
                 .copied()
         };
+        // `song_name` names a song (not `artist_name`): the text column whose words are the
+        // table's own name and "name".
+        let own_name = || {
+            let table_stems = ident_stems(&self.tables[table].name);
+            let name = ident_stems("name");
+            cols.iter()
+                .find(|c| {
+                    // A text key may be the name itself (`song_name` as the key of song).
+                    let words = ident_stems(&self.columns[**c].name);
+                    self.columns[**c].class == TypeClass::Text
+                        && words.len() >= 2
+                        && words.last() == name.last()
+                        && words[..words.len() - 1] == table_stems[..]
+                })
+                .copied()
+        };
         named("name")
             .or_else(|| named("title"))
             .or_else(|| named("label"))
+            .or_else(own_name)
             .or_else(|| {
                 cols.iter()
                     .find(|c| text(c) && self.columns[**c].name.to_lowercase().ends_with("name"))

@@ -1,7 +1,7 @@
 //! Conventional abbreviations in names (`Fname`, `Lname`, `DOB`, `dept_name`) read as the
-//! words they stand for, "the first name" read as a column, not a ranking, and "in
-//! descending order of X" sorting by X, over a small staff schema named unlike every
-//! fixture.
+//! words they stand for, "the first name" read as a column, not a ranking, "in
+//! descending order of X" sorting by X, and a table named by its own `<table>_name`
+//! column, over small schemas named unlike every fixture.
 
 use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
@@ -58,5 +58,28 @@ fn in_descending_order_of_a_column_sorts_by_it() {
         &s,
         "List the last names of all clerks in descending order of date of birth.",
         "SELECT c.Lname AS lname, c.DOB AS dob FROM Clerk AS c ORDER BY c.DOB DESC LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_table_is_named_by_its_own_name_column_even_when_it_is_the_key() {
+    let mut contract = SchemaContract::new("records", "sqlite");
+    contract.add_table(table(
+        "track",
+        vec![
+            col("track_name", "TEXT", true),
+            col("artist_name", "TEXT", false),
+            col("plays", "INTEGER", false),
+        ],
+        vec![],
+    ));
+    let s = SchemaSnapshot {
+        contract,
+        metadata: None,
+    };
+    check(
+        &s,
+        "Which track has the most plays?",
+        "SELECT t.track_name AS track_name, t.plays AS plays FROM track AS t ORDER BY t.plays DESC LIMIT 1",
     );
 }

@@ -11,11 +11,12 @@
 use std::collections::BTreeSet;
 
 use nl2sql_plan::{Expr, ExprKind, LiteralValue, Op, PlanModel};
-use nl2sql_state::{SchemaContract, TableContract, TableRef, norm};
+use nl2sql_state::{SchemaContract, TableContract, TableRef};
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
-use crate::logical::{TypeClass, type_class};
+use crate::LogicalContext;
+use crate::logical::{Resolver, TypeClass, type_class};
 
 /// A text column that a plan compares with string literals (`=`, `!=`, `IN`), and those
 /// literals, in plan order without repeats.
@@ -143,50 +144,21 @@ fn skipped(literal: &str) -> bool {
     date || time
 }
 
-/// The plan's tables by alias, resolved against `contract` as the logical validator does.
-fn resolve<'a>(plan: &PlanModel, contract: &'a SchemaContract) -> Vec<(String, &'a TableContract)> {
-    plan.tables
-        .iter()
-        .filter_map(|t| {
-            let hits: Vec<&TableContract> = contract
-                .tables
-                .values()
-                .filter(|c| {
-                    norm(&c.table.table_name) == norm(&t.name)
-                        && t.schema_name
-                            .as_deref()
-                            .is_none_or(|s| norm(&c.table.schema_name) == norm(s))
-                })
-                .collect();
-            match hits.as_slice() {
-                [one] => Some((t.alias.clone(), *one)),
-                _ => None,
-            }
-        })
-        .collect()
+/// The plan's tables by alias, resolved as the logical validator resolves them (its
+/// findings are not repeated here: grounding runs on plans that passed it).
+fn resolver<'a>(plan: &PlanModel, contract: &'a SchemaContract) -> Resolver<'a> {
+    let ctx = LogicalContext::new(&contract.datasource_id, contract);
+    Resolver::new(plan, &ctx, &mut Vec::new())
 }
 
 /// The text column `e` names, when it is a column reference of a resolved table.
-fn text_column<'a>(
-    e: &Expr,
-    tables: &[(String, &'a TableContract)],
-) -> Option<(&'a TableContract, String)> {
+fn text_column<'a>(e: &Expr, tables: &Resolver<'a>) -> Option<(&'a TableContract, String)> {
     if e.kind != ExprKind::Column {
         return None;
     }
-    let name = norm(e.column_name.as_deref()?);
-    let mut hits = tables.iter().filter_map(|(alias, t)| {
-        if e.alias.as_deref().is_some_and(|a| a != alias) {
-            return None;
-        }
-        let c = t.columns.values().find(|c| norm(&c.name) == name)?;
-        Some((*t, c))
-    });
-    let (table, column) = hits.next()?;
-    if hits.next().is_some() || type_class(&column.data_type) != TypeClass::Text {
-        return None;
-    }
-    Some((table, column.name.clone()))
+    let found = tables.column(e.alias.as_deref(), e.column_name.as_deref()?)?;
+    (type_class(&found.column.data_type) == TypeClass::Text)
+        .then(|| (found.table, found.column.name.clone()))
 }
 
 fn string_literal(e: &Expr) -> Option<&str> {
@@ -224,7 +196,7 @@ fn site_literals(op: Op, side: &Expr) -> Vec<&str> {
 /// Every text column of `plan` (in `WHERE` and `HAVING`) compared with string literals,
 /// with those literals; dates, times and empty strings are left out.
 pub fn value_probes(plan: &PlanModel, contract: &SchemaContract) -> Vec<ValueProbe> {
-    let tables = resolve(plan, contract);
+    let tables = resolver(plan, contract);
     let mut out: Vec<ValueProbe> = Vec::new();
     for root in [plan.where_.as_ref(), plan.having.as_ref()]
         .into_iter()
@@ -273,7 +245,7 @@ pub fn respell(plan: &mut PlanModel, contract: &SchemaContract, changes: &[Respe
     if changes.is_empty() {
         return 0;
     }
-    let tables = resolve(plan, contract);
+    let tables = resolver(plan, contract);
     let find = |table: &TableContract, column: &str, lit: &str| {
         changes
             .iter()

@@ -9,7 +9,7 @@
 mod exprs;
 mod policy;
 mod resolve;
-pub(crate) use resolve::{TypeClass, type_class};
+pub(crate) use resolve::{Resolver, TypeClass, type_class};
 mod structure;
 
 use nl2sql_plan::PlanModel;
@@ -17,8 +17,6 @@ use nl2sql_state::{
     AccessPolicy, ErrorCode, PipelineError, SchemaContract, SchemaMetadata, Severity,
 };
 use serde_json::{Value, json};
-
-use resolve::Resolver;
 
 /// The node name findings carry.
 pub(crate) const NODE: &str = "logical_validator";

@@ -5,33 +5,16 @@
 mod object;
 mod s3_server;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow::array::{Float64Array, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use nl2sql_state::ArtifactDurability::{self, Atomic};
 use nl2sql_state::{ArtifactRef, ErrorCode};
+use tempfile::TempDir;
 
 use super::*;
 use crate::time::format_utc;
-
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> Self {
-        let dir = std::env::temp_dir().join(format!("nl2sql-artifacts-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn meta() -> ArtifactMeta {
     ArtifactMeta {
@@ -65,7 +48,7 @@ fn batch() -> RecordBatch {
 
 fn store(dir: &TempDir) -> LocalArtifactStore {
     let template = PathTemplate::parse(DEFAULT_PATH_TEMPLATE).expect("template");
-    LocalArtifactStore::new(&dir.0, template).expect("store")
+    LocalArtifactStore::new(dir.path(), template).expect("store")
 }
 
 fn files_under(dir: &std::path::Path) -> Vec<String> {
@@ -143,7 +126,7 @@ fn missing_tenant_or_dot_segment_is_an_error() {
 
 #[tokio::test]
 async fn write_then_read_round_trips_rows_nulls_and_hash() {
-    let dir = TempDir::new();
+    let dir = TempDir::new().expect("temp dir");
     let store = store(&dir);
     let artifact = store
         .write(&meta(), schema(), &[batch()])
@@ -172,13 +155,13 @@ async fn write_then_read_round_trips_rows_nulls_and_hash() {
     assert_eq!(table.row_count(), 3);
     assert_eq!(table.schema.fields().len(), 3);
     assert_eq!(table.batches[0], batch());
-    assert_eq!(files_under(&dir.0), vec!["part-00000.parquet"]);
+    assert_eq!(files_under(dir.path()), vec!["part-00000.parquet"]);
 }
 
 #[tokio::test]
 async fn both_durabilities_write_the_same_complete_artifact() {
-    let atomic_dir = TempDir::new();
-    let synced_dir = TempDir::new();
+    let atomic_dir = TempDir::new().expect("temp dir");
+    let synced_dir = TempDir::new().expect("temp dir");
     let atomic = store(&atomic_dir);
     assert_eq!(atomic.durability(), Atomic);
     let synced = store(&synced_dir).with_durability(ArtifactDurability::Synced);
@@ -199,13 +182,13 @@ async fn both_durabilities_write_the_same_complete_artifact() {
             vec![batch()]
         );
         // Only the final file: no temporary file is left behind.
-        assert_eq!(files_under(&dir.0), vec!["part-00000.parquet"]);
+        assert_eq!(files_under(dir.path()), vec!["part-00000.parquet"]);
     }
 }
 
 #[tokio::test]
 async fn columns_are_zstd_compressed() {
-    let dir = TempDir::new();
+    let dir = TempDir::new().expect("temp dir");
     let store = store(&dir);
     let artifact = store
         .write(&meta(), schema(), &[batch()])
@@ -224,7 +207,7 @@ async fn columns_are_zstd_compressed() {
 
 #[tokio::test]
 async fn empty_result_is_a_valid_file_with_the_schema() {
-    let dir = TempDir::new();
+    let dir = TempDir::new().expect("temp dir");
     let store = store(&dir);
     let artifact = store.write(&meta(), schema(), &[]).await.expect("written");
     assert_eq!(artifact.row_count, 0);
@@ -235,7 +218,7 @@ async fn empty_result_is_a_valid_file_with_the_schema() {
 
 #[tokio::test]
 async fn same_meta_overwrites_the_same_object() {
-    let dir = TempDir::new();
+    let dir = TempDir::new().expect("temp dir");
     let store = store(&dir);
     let first = store
         .write(&meta(), schema(), &[batch()])
@@ -247,7 +230,7 @@ async fn same_meta_overwrites_the_same_object() {
         .expect("second");
     assert_eq!(first.uri, second.uri);
     assert_ne!(first.content_hash, second.content_hash);
-    assert_eq!(files_under(&dir.0), vec!["part-00000.parquet"]);
+    assert_eq!(files_under(dir.path()), vec!["part-00000.parquet"]);
     assert_eq!(store.read(&second).await.expect("read").row_count(), 1);
     // The first reference no longer matches the bytes under its name.
     assert_eq!(
@@ -258,7 +241,7 @@ async fn same_meta_overwrites_the_same_object() {
 
 #[tokio::test]
 async fn tampered_artifact_fails_the_hash_check() {
-    let dir = TempDir::new();
+    let dir = TempDir::new().expect("temp dir");
     let store = store(&dir);
     let artifact = store
         .write(&meta(), schema(), &[batch()])
@@ -280,7 +263,7 @@ async fn tampered_artifact_fails_the_hash_check() {
 
 #[tokio::test]
 async fn missing_foreign_scheme_or_outside_artifacts_are_refused() {
-    let dir = TempDir::new();
+    let dir = TempDir::new().expect("temp dir");
     let store = store(&dir);
     let artifact = store
         .write(&meta(), schema(), &[batch()])
@@ -313,23 +296,23 @@ async fn missing_foreign_scheme_or_outside_artifacts_are_refused() {
 
 #[tokio::test]
 async fn leftover_temporary_files_are_removed_and_finished_ones_kept() {
-    let dir = TempDir::new();
+    let dir = TempDir::new().expect("temp dir");
     let store = store(&dir);
     store
         .write(&meta(), schema(), &[batch()])
         .await
         .expect("written");
-    let nested = dir.0.join("acme/x");
+    let nested = dir.path().join("acme/x");
     std::fs::create_dir_all(&nested).expect("dir");
     std::fs::write(nested.join("part-00000.parquet.tmp-abc"), b"partial").expect("tmp");
     assert_eq!(store.remove_temporary_files().expect("cleaned"), 1);
-    assert_eq!(files_under(&dir.0), vec!["part-00000.parquet"]);
+    assert_eq!(files_under(dir.path()), vec!["part-00000.parquet"]);
 }
 
 #[test]
 fn opening_a_store_removes_what_a_killed_writer_left_and_nothing_else() {
-    let dir = TempDir::new();
-    let nested = dir.0.join("acme/x");
+    let dir = TempDir::new().expect("temp dir");
+    let nested = dir.path().join("acme/x");
     std::fs::create_dir_all(&nested).expect("dir");
     // A pid that cannot be running (above the kernel's maximum), one that is (this
     // process), and a name without a pid.
@@ -341,7 +324,7 @@ fn opening_a_store_removes_what_a_killed_writer_left_and_nothing_else() {
     std::fs::write(nested.join("part-00003.parquet"), b"whole").expect("final");
     let _store = store(&dir);
     assert_eq!(
-        files_under(&dir.0),
+        files_under(dir.path()),
         vec![
             alive,
             "part-00002.parquet.tmp-abc".to_owned(),
@@ -359,7 +342,7 @@ fn timestamps_are_iso_8601_utc() {
 
 #[test]
 fn store_reports_its_backend() {
-    let dir = TempDir::new();
+    let dir = TempDir::new().expect("temp dir");
     assert_eq!(store(&dir).backend(), "local");
 }
 
@@ -375,7 +358,7 @@ fn local_store_works_outside_a_tokio_runtime() {
             std::task::Poll::Pending => panic!("pending without a runtime"),
         }
     }
-    let dir = TempDir::new();
+    let dir = TempDir::new().expect("temp dir");
     let store = store(&dir);
     let artifact = ready(store.write(&meta(), schema(), &[batch()])).expect("written");
     let table = ready(store.read(&artifact)).expect("read");
@@ -384,18 +367,18 @@ fn local_store_works_outside_a_tokio_runtime() {
 
 #[tokio::test]
 async fn open_artifact_store_picks_the_backend_from_the_base_uri() {
-    let dir = TempDir::new();
+    let dir = TempDir::new().expect("temp dir");
     let template = || PathTemplate::parse(DEFAULT_PATH_TEMPLATE).expect("template");
     let none = std::iter::empty::<(&str, &str)>();
     let plain = open_artifact_store(
-        &dir.0.display().to_string(),
+        &dir.path().display().to_string(),
         template(),
         Atomic,
         none.clone(),
     )
     .expect("path");
     assert_eq!(plain.backend(), "local");
-    let url = format!("file://{}", dir.0.join("nested").display());
+    let url = format!("file://{}", dir.path().join("nested").display());
     let file = open_artifact_store(&url, template(), Atomic, none.clone()).expect("file url");
     assert_eq!(file.backend(), "local");
     let artifact = file
@@ -405,7 +388,7 @@ async fn open_artifact_store_picks_the_backend_from_the_base_uri() {
     assert!(
         artifact.uri.starts_with(&format!(
             "file://{}/nested/acme/",
-            dir.0.canonicalize().expect("canonical").display()
+            dir.path().canonicalize().expect("canonical").display()
         )),
         "{}",
         artifact.uri
@@ -420,7 +403,7 @@ async fn open_artifact_store_picks_the_backend_from_the_base_uri() {
 #[test]
 fn stores_are_object_safe_and_their_futures_are_send() {
     fn send<T: Send>(_: &T) {}
-    let dir = TempDir::new();
+    let dir = TempDir::new().expect("temp dir");
     let stores: Vec<std::sync::Arc<dyn ArtifactStore>> = vec![
         std::sync::Arc::new(store(&dir)),
         std::sync::Arc::new(

@@ -2,7 +2,6 @@
 //! cache, the schema store and the schema retriever on a small handcrafted snapshot.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use nl2sql_state::{
     ColumnContract, ColumnMetadata, ColumnStatistics, ErrorCode, ForeignKeyContract,
@@ -170,14 +169,6 @@ fn index_with(chunks: Vec<Chunk>) -> LexicalIndex {
     let index = LexicalIndex::in_memory();
     index.upsert(chunks).expect("upsert");
     index
-}
-
-/// A fresh, empty directory for one test.
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nl2sql-index-unit-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
 }
 
 // ---------------------------------------------------------------- tokeniser
@@ -509,8 +500,9 @@ fn filters_restrict_datasource_type_tables_and_version() {
 
 #[test]
 fn lexical_index_round_trips_through_its_file() {
-    let dir = temp_dir("roundtrip");
-    let index = LexicalIndex::open(&dir).expect("open");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path();
+    let index = LexicalIndex::open(dir).expect("open");
     index
         .upsert(build_chunks(&shop(), "v1", None, &[]))
         .expect("upsert");
@@ -523,7 +515,7 @@ fn lexical_index_round_trips_through_its_file() {
     assert!(path.is_file());
     drop(index);
 
-    let reopened = LexicalIndex::open(&dir).expect("reopen");
+    let reopened = LexicalIndex::open(dir).expect("reopen");
     assert_eq!(reopened.len(), 11);
     let after = reopened
         .search("order status shipped", &filter, 5)
@@ -531,7 +523,7 @@ fn lexical_index_round_trips_through_its_file() {
     assert_eq!(before, after);
 
     assert_eq!(reopened.delete("shop", "v1").expect("delete"), 11);
-    let emptied = LexicalIndex::open(&dir).expect("reopen");
+    let emptied = LexicalIndex::open(dir).expect("reopen");
     assert!(emptied.is_empty());
     let leftovers: Vec<_> = std::fs::read_dir(path.parent().expect("dir"))
         .expect("list")
@@ -539,7 +531,6 @@ fn lexical_index_round_trips_through_its_file() {
         .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
         .collect();
     assert!(leftovers.is_empty());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -666,8 +657,9 @@ fn store_keeps_the_last_versions_and_reports_evictions() {
 
 #[test]
 fn store_persists_across_reopen() {
-    let dir = temp_dir("store");
-    let store = SchemaStore::open(&dir).expect("open").with_max_versions(2);
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path();
+    let store = SchemaStore::open(dir).expect("open").with_max_versions(2);
     let v1 = shop();
     let v2 = with_extra_table(&v1, "extra");
     store.register_snapshot(v1.clone()).expect("register");
@@ -677,7 +669,7 @@ fn store_persists_across_reopen() {
         .expect("register");
     drop(store);
 
-    let reopened = SchemaStore::open(&dir).expect("reopen");
+    let reopened = SchemaStore::open(dir).expect("reopen");
     assert_eq!(reopened.datasource_ids(), ["crm", "shop"]);
     assert_eq!(
         reopened.list_versions("shop"),
@@ -687,7 +679,6 @@ fn store_persists_across_reopen() {
         ]
     );
     assert_eq!(reopened.latest_snapshot("shop"), Some(v2));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -1140,7 +1131,8 @@ fn the_index_s_context_limits_cap_what_the_retriever_hands_over() {
 
 #[test]
 fn the_store_and_index_open_where_they_are_told() {
-    let dir = temp_dir("open-where-told");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path();
     let store = SchemaStore::open_dir(&dir.join("snapshots"))
         .expect("open")
         .with_max_versions(1);
@@ -1164,5 +1156,4 @@ fn the_store_and_index_open_where_they_are_told() {
     index.upsert(vec![doc("a", "alpha")]).expect("upsert");
     assert!(file.is_file());
     assert_eq!(LexicalIndex::open_file(&file).expect("reopen").len(), 1);
-    let _ = std::fs::remove_dir_all(&dir);
 }

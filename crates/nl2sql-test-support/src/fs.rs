@@ -1,13 +1,19 @@
 //! Files for tests: a temporary directory removed on drop, and the manufacturing fixture.
 
+use std::ffi::OsStr;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 
-/// A fresh directory under the system temp dir, removed (with its contents) on drop. The
-/// name holds the caller's label, the process id and a counter, so parallel tests and
-/// test binaries never share one.
+/// A fresh directory under the system temp dir (a [`tempfile::TempDir`]), removed with its
+/// contents on drop, even when the test panics. Its name starts with
+/// `nl2sql-test-{label}-`, then random characters, so parallel tests and test binaries
+/// never share one.
+///
+/// It reads as the directory's [`Path`] (through [`Deref`] and [`AsRef`]): `dir.join(..)`,
+/// `&dir` where a `&Path` is wanted, `.arg(&dir)` and `dir.display()` work as on a
+/// `PathBuf`.
 #[derive(Debug)]
-pub struct TempDir(pub PathBuf);
+pub struct TempDir(tempfile::TempDir);
 
 impl TempDir {
     /// A new, empty directory named after `label`.
@@ -15,29 +21,45 @@ impl TempDir {
     /// # Panics
     /// When the directory cannot be created (the test cannot run).
     pub fn new(label: &str) -> TempDir {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "nl2sql-test-{label}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            panic!("cannot create {}: {e}", dir.display());
-        }
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("nl2sql-test-{label}-"))
+            .tempdir()
+            .unwrap_or_else(|e| panic!("cannot create a temporary directory for {label}: {e}"));
         TempDir(dir)
     }
 
     /// The directory.
     pub fn path(&self) -> &Path {
-        &self.0
+        self.0.path()
     }
 }
 
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+impl Deref for TempDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        self.path()
     }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        self.path()
+    }
+}
+
+impl AsRef<OsStr> for TempDir {
+    fn as_ref(&self) -> &OsStr {
+        self.path().as_os_str()
+    }
+}
+
+/// A new, empty temporary directory named after `label` ([`TempDir::new`]).
+///
+/// # Panics
+/// When the directory cannot be created (the test cannot run).
+pub fn temp_dir(label: &str) -> TempDir {
+    TempDir::new(label)
 }
 
 /// The manufacturing fixture database (`tests/data/fixtures/manufacturing.db`).

@@ -183,3 +183,18 @@ fn comparison_rule_rejects_wrong_tables() {
     assert_eq!(text("2024"), num(2024.0));
     assert_eq!(text("2024-04-09"), Val::Text("2024-04-09".to_owned()));
 }
+
+/// A temporary directory is named after its label, reads as a path, and goes on drop.
+#[test]
+fn temp_dir_is_labelled_and_removed_on_drop() {
+    let dir = super::temp_dir("kit");
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("nl2sql-test-kit-"), "{name}");
+    assert!(dir.is_dir());
+    std::fs::write(dir.join("file"), "x").unwrap();
+    let path: &std::path::Path = &dir;
+    assert_eq!(path, dir.path());
+    let kept = path.to_path_buf();
+    drop(dir);
+    assert!(!kept.exists());
+}

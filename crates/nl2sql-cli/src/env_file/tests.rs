@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
 
-use std::path::PathBuf;
+use nl2sql_test_support::temp_dir;
 
 use super::{locate, parse};
 
@@ -13,13 +13,6 @@ fn lookup(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Op
             .find(|(key, _)| *key == k)
             .map(|(_, v)| (*v).to_owned())
     }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nl2sql-envfile-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn check(text: &str, expect: &[(&str, &str)]) {
@@ -101,5 +94,4 @@ fn the_file_comes_from_env_file_path_then_env_then_app_env_then_dot_env() {
     assert!(err.to_string().starts_with("ENV: '../etc'"), "{err}");
     let err = locate(&lookup(&[("APP_ENV", "a/b")]), &dir).unwrap_err();
     assert!(err.to_string().starts_with("APP_ENV: "), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

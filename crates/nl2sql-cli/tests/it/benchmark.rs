@@ -6,47 +6,22 @@
 
 #![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::{Value, json};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nl2sql-bench-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::support::{json, nl2sql, repo, stderr, temp_dir};
 
 /// Runs `nl2sql ARGS --data-dir DIR/data` from the repository root.
-fn nl2sql(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+fn run_with_data_in(dir: &Path, args: &[&str]) -> Output {
+    nl2sql()
         .args(args)
         .arg("--data-dir")
         .arg(dir.join("data"))
         .current_dir(repo())
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
         .output()
         .unwrap()
-}
-
-fn json_of(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// The case ids of a planner's results, in order.
@@ -72,7 +47,7 @@ fn the_demo_golden_dataset_scores_every_case() {
         .count() as u64;
     let n = cases.len() as u64;
 
-    let out = nl2sql(
+    let out = run_with_data_in(
         &dir,
         &[
             "benchmark",
@@ -85,7 +60,7 @@ fn the_demo_golden_dataset_scores_every_case() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let v = json_of(&out);
+    let v = json(&out);
     assert_eq!(v["cases"], n);
     assert_eq!(v["iterations"], 1);
     let planners = v["planners"].as_array().unwrap();
@@ -131,7 +106,6 @@ fn the_demo_golden_dataset_scores_every_case() {
             assert!(resolved.contains(used), "{r}");
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// How many demo golden cases the offline planner's SQL matches exactly (normalised).
@@ -152,7 +126,7 @@ fn execution_and_routing_accuracy_are_exact_ratios_and_exported() {
     let dataset = dir.join("golden.jsonl");
     std::fs::write(&dataset, BUILT).unwrap();
     let csv = dir.join("out.csv");
-    let out = nl2sql(
+    let out = run_with_data_in(
         &dir,
         &[
             "benchmark",
@@ -167,7 +141,7 @@ fn execution_and_routing_accuracy_are_exact_ratios_and_exported() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let v = json_of(&out);
+    let v = json(&out);
     let p = &v["planners"][0];
     let m = &p["metrics"];
     assert_eq!(m["runs"], 8);
@@ -255,7 +229,7 @@ fn execution_and_routing_accuracy_are_exact_ratios_and_exported() {
 
     // --include-ids runs only those cases; the JSON export is the printed report.
     let exported = dir.join("out.json");
-    let out = nl2sql(
+    let out = run_with_data_in(
         &dir,
         &[
             "benchmark",
@@ -291,7 +265,7 @@ fn execution_and_routing_accuracy_are_exact_ratios_and_exported() {
     assert_eq!(case_ids(&v["planners"][0]), ["ok", "wrong_route"]);
 
     // --routing-only: routing and layers only.
-    let out = nl2sql(
+    let out = run_with_data_in(
         &dir,
         &[
             "benchmark",
@@ -305,7 +279,7 @@ fn execution_and_routing_accuracy_are_exact_ratios_and_exported() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let v = json_of(&out);
+    let v = json(&out);
     let m = &v["planners"][0]["metrics"];
     assert_eq!(v["routing_only"], true);
     assert_eq!(
@@ -323,14 +297,13 @@ fn execution_and_routing_accuracy_are_exact_ratios_and_exported() {
         "[\n  {\"id\": \"x\", \"question\": \"How many machines?\", \"datasource\": [\"warehouse\"]}\n]\n",
     )
     .unwrap();
-    let out = nl2sql(&dir, &["benchmark", "--dataset", unknown.to_str().unwrap()]);
+    let out = run_with_data_in(&dir, &["benchmark", "--dataset", unknown.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(
         err.contains("line 2 (case 'x'): field 'datasource' names 'warehouse'"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -357,7 +330,7 @@ fn malformed_datasets_and_bad_options_exit_2_naming_the_problem() {
     for (name, text, message) in cases {
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
-        let out = nl2sql(&dir, &["benchmark", "--dataset", path.to_str().unwrap()]);
+        let out = run_with_data_in(&dir, &["benchmark", "--dataset", path.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(
@@ -390,13 +363,12 @@ fn malformed_datasets_and_bad_options_exit_2_naming_the_problem() {
     ] {
         let mut all = vec!["benchmark", "--dataset", good];
         all.extend(args);
-        let out = nl2sql(&dir, &all);
+        let out = run_with_data_in(&dir, &all);
         assert_eq!(out.status.code(), Some(2), "{all:?}");
         assert!(stderr(&out).contains(message), "{all:?}: {}", stderr(&out));
     }
     // Nothing was created: the dataset and options are checked before the demo.
     assert!(!dir.join("data").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A run's JSON without what differs between two runs of the same question: the trace
@@ -418,19 +390,19 @@ fn stable(mut v: Value) -> Value {
 fn run_is_ask_and_no_exec_is_no_execute() {
     let dir = temp_dir("alias");
     let q = "How many machines do we have in total?";
-    let ask = nl2sql(&dir, &["ask", "--format", "json", q]);
+    let ask = run_with_data_in(&dir, &["ask", "--format", "json", q]);
     assert_eq!(ask.status.code(), Some(0), "{}", stderr(&ask));
-    let run = nl2sql(&dir, &["run", "--format", "json", q]);
+    let run = run_with_data_in(&dir, &["run", "--format", "json", q]);
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
-    let (ask, run) = (json_of(&ask), json_of(&run));
+    let (ask, run) = (json(&ask), json(&run));
     assert_eq!(ask["rows"], json!([[149]]));
     assert_eq!(stable(ask), stable(run));
 
-    let long = nl2sql(&dir, &["ask", "--no-execute", "--format", "json", q]);
-    let short = nl2sql(&dir, &["run", "--no-exec", "--format", "json", q]);
+    let long = run_with_data_in(&dir, &["ask", "--no-execute", "--format", "json", q]);
+    let short = run_with_data_in(&dir, &["run", "--no-exec", "--format", "json", q]);
     assert_eq!(long.status.code(), Some(0), "{}", stderr(&long));
     assert_eq!(short.status.code(), Some(0), "{}", stderr(&short));
-    let (long, short) = (json_of(&long), json_of(&short));
+    let (long, short) = (json(&long), json(&short));
     // Planned and rendered, not run.
     assert!(long["rows"].is_null(), "{long}");
     assert!(
@@ -443,23 +415,16 @@ fn run_is_ask_and_no_exec_is_no_execute() {
     assert_eq!(stable(long), stable(short));
 
     // Both spellings are in the help.
-    let help = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
-        .arg("--help")
-        .output()
-        .unwrap();
+    let help = nl2sql().arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout).into_owned();
     assert!(
         help.contains("ask") && help.contains("[alias: run]"),
         "{help}"
     );
     assert!(help.contains("benchmark"), "{help}");
-    let help = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
-        .args(["ask", "--help"])
-        .output()
-        .unwrap();
+    let help = nl2sql().args(["ask", "--help"]).output().unwrap();
     let help = String::from_utf8_lossy(&help.stdout).into_owned();
     assert!(help.contains("[alias: --no-exec]"), "{help}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -490,13 +455,11 @@ fn a_benchmark_matrix_runs_one_configuration_per_entry() {
             "json",
         ];
         args.extend_from_slice(extra);
-        Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+        nl2sql()
             .args(&args)
             .arg("--data-dir")
             .arg(dir.join("data"))
             .current_dir(repo())
-            .env_remove("NL2SQL_CONFIG")
-            .env_remove("NL2SQL_DATA_DIR")
             .env_remove("LLM_CONFIG")
             .env("BENCHMARK_CONFIG", matrix)
             .env("SQL_AGENT_MAX_RETRIES", "0")
@@ -506,7 +469,7 @@ fn a_benchmark_matrix_runs_one_configuration_per_entry() {
     let matrix = dir.join("matrix.toml");
     let out = run(&[], matrix.to_str().unwrap());
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let report = json_of(&out);
+    let report = json(&out);
     let planners: Vec<&str> = report["planners"]
         .as_array()
         .unwrap()
@@ -520,7 +483,7 @@ fn a_benchmark_matrix_runs_one_configuration_per_entry() {
     }
     // With --planner, the matrix comes after the planners asked for.
     let out = run(&["--planner", "offline"], matrix.to_str().unwrap());
-    let report = json_of(&out);
+    let report = json(&out);
     let planners: Vec<&str> = report["planners"]
         .as_array()
         .unwrap()
@@ -546,5 +509,4 @@ fn a_benchmark_matrix_runs_one_configuration_per_entry() {
         err.contains("BENCHMARK_CONFIG") && err.contains("'broken'"),
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

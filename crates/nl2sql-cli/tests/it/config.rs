@@ -5,41 +5,22 @@
 #![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+use nl2sql_test_support::TempDir;
 use serde_json::{Value, json};
 
-fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
-}
+use crate::support::{fixture, json, nl2sql, stderr, temp_dir};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nl2sql-cfg-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn nl2sql(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+/// `nl2sql ARGS --data-dir DIR/data` in `dir`.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    nl2sql()
         .args(args)
         .arg("--data-dir")
         .arg(dir.join("data"))
         .current_dir(dir)
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
         .output()
         .unwrap()
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
 }
 
 fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
@@ -75,7 +56,7 @@ id = "plant"
 url = "sqlite://plant.db"
 "#;
 
-fn setup(name: &str) -> PathBuf {
+fn setup(name: &str) -> TempDir {
     let dir = temp_dir(name);
     std::fs::copy(fixture(), dir.join("plant.db")).unwrap();
     std::fs::write(dir.join("nl2sql.toml"), CONFIG).unwrap();
@@ -95,7 +76,7 @@ fn setup(name: &str) -> PathBuf {
 #[test]
 fn configured_artifacts_docs_and_explain_only_mode() {
     let dir = setup("sections");
-    let out = nl2sql(
+    let out = run_in(
         &dir,
         &[
             "ask",
@@ -128,7 +109,7 @@ fn configured_artifacts_docs_and_explain_only_mode() {
     assert!(described, "{snapshots:?}");
 
     // --no-execute: SQL, no rows, nothing written.
-    let out = nl2sql(
+    let out = run_in(
         &dir,
         &[
             "ask",
@@ -156,14 +137,13 @@ fn configured_artifacts_docs_and_explain_only_mode() {
         1,
         "no new artifact"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_changed_schema_is_indexed_again_before_the_question() {
     let dir = setup("changed");
     let ask = |q: &str| {
-        nl2sql(
+        run_in(
             &dir,
             &["ask", "--config", "nl2sql.toml", "--format", "json", q],
         )
@@ -191,7 +171,6 @@ fn a_changed_schema_is_indexed_again_before_the_question() {
     let v = json(&third);
     assert_eq!(v["success"], true, "{v}");
     assert_eq!(v["rows"], serde_json::json!([[0]]));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -213,7 +192,7 @@ fn bad_sections_are_configuration_errors_naming_the_key() {
             "version = 1\n\n{text}\n[[datasources]]\nid = \"plant\"\nurl = \"sqlite://plant.db\"\n"
         );
         std::fs::write(dir.join("bad.toml"), config).unwrap();
-        let out = nl2sql(
+        let out = run_in(
             &dir,
             &["ask", "--config", "bad.toml", "How many factories?"],
         );
@@ -221,13 +200,12 @@ fn bad_sections_are_configuration_errors_naming_the_key() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(key), "{text}: {stderr}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `nl2sql ask --db sqlite://plant.db --format json` in `dir`, with `unset` and the
 /// configuration variables removed from the environment and `vars` set.
 fn ask_db(dir: &Path, unset: &[&str], vars: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nl2sql"));
+    let mut cmd = nl2sql();
     cmd.args([
         "ask",
         "--db",
@@ -238,9 +216,7 @@ fn ask_db(dir: &Path, unset: &[&str], vars: &[(&str, &str)]) -> Output {
     ])
     .arg("--data-dir")
     .arg(dir.join("data"))
-    .current_dir(dir)
-    .env_remove("NL2SQL_CONFIG")
-    .env_remove("NL2SQL_DATA_DIR");
+    .current_dir(dir);
     for k in unset {
         cmd.env_remove(k);
     }
@@ -287,7 +263,6 @@ fn artifact_settings_from_the_environment_reach_the_default_store_or_are_refused
         "{written:?}"
     );
     assert!(written[0].starts_with(dir.join("data")), "{written:?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -366,17 +341,15 @@ fn logs_carry_the_trace_and_tenant_and_audit_events_reach_their_file() {
         assert_eq!(out.status.code(), Some(2), "{k}={v}");
         assert!(String::from_utf8_lossy(&out.stderr).contains(k), "{k}={v}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `nl2sql ARGS` in `dir`, with the configuration variables and `unset` removed from the
 /// environment and `vars` set; the data directory is `DIR/data`.
 fn run_with(dir: &Path, args: &[&str], unset: &[&str], vars: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nl2sql"));
+    let mut cmd = nl2sql();
     cmd.args(args)
         .current_dir(dir)
         .env("NL2SQL_DATA_DIR", dir.join("data"))
-        .env_remove("NL2SQL_CONFIG")
         .env_remove("DATASOURCE_CONFIG")
         .env_remove("ENV_FILE_PATH")
         .env_remove("ENV")
@@ -391,13 +364,9 @@ fn run_with(dir: &Path, args: &[&str], unset: &[&str], vars: &[(&str, &str)]) ->
     cmd.output().unwrap()
 }
 
-fn stderr_of(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// The row limit `datasources list` shows for the ad-hoc `plant` datasource.
 fn listed_row_limit(o: &Output) -> Value {
-    assert_eq!(o.status.code(), Some(0), "{}", stderr_of(o));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
     json(o)["datasources"][0]["row_limit"].clone()
 }
 
@@ -449,7 +418,7 @@ fn default_limits_from_the_environment_cap_what_a_question_reads() {
         &limits,
         &vars,
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
     let sql = v["subqueries"][0]["sql"].as_str().unwrap();
     assert!(sql.ends_with("LIMIT 2"), "{sql}");
@@ -461,9 +430,8 @@ fn default_limits_from_the_environment_cap_what_a_question_reads() {
     ]) {
         let out = run_with(&dir, LIST, &[], &[(key, "0")]);
         assert_eq!(out.status.code(), Some(2), "{key}");
-        assert!(stderr_of(&out).contains(key), "{key}: {}", stderr_of(&out));
+        assert!(stderr(&out).contains(key), "{key}: {}", stderr(&out));
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -519,23 +487,18 @@ fn an_env_file_supplies_settings_and_the_real_environment_wins() {
         &["PLANT_URL"],
         &[],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json(&out)["datasources"][0]["url"], "sqlite://plant.db");
 
     // A named file that is missing, and a malformed line, stop the command.
     let out = run_with(&dir, LIST, &[], &[("ENV_FILE_PATH", "nowhere.env")]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr_of(&out).contains("ENV_FILE_PATH"),
-        "{}",
-        stderr_of(&out)
-    );
+    assert!(stderr(&out).contains("ENV_FILE_PATH"), "{}", stderr(&out));
     std::fs::write(dir.join("bad.env"), "A=1\nthis is not a setting\n").unwrap();
     let out = run_with(&dir, LIST, &[], &[("ENV_FILE_PATH", "bad.env")]);
     assert_eq!(out.status.code(), Some(2));
-    let err = stderr_of(&out);
+    let err = stderr(&out);
     assert!(err.contains("bad.env") && err.contains("line 2"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -587,10 +550,9 @@ fn unsupported_or_bad_settings_stop_every_command_naming_the_key() {
         // A command that needs no setting at all is stopped too.
         let out = run_with(&dir, &["list-adapters"], &[], vars);
         assert_eq!(out.status.code(), Some(2), "{vars:?}");
-        let err = stderr_of(&out);
+        let err = stderr(&out);
         assert!(err.contains(key), "{vars:?}: {err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -615,7 +577,7 @@ fn the_store_and_index_go_where_the_settings_say_with_the_versions_they_keep() {
             &["SCHEMA_STORE_BACKEND"],
             vars,
         );
-        assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         json(&out)
     };
     index(&vars);
@@ -670,13 +632,12 @@ fn the_store_and_index_go_where_the_settings_say_with_the_versions_they_keep() {
             ("VECTOR_STORE", "memory-vectors"),
         ],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(files_with_extension(&dir.join("data"), "json").is_empty());
     assert_eq!(
         files_with_extension(&dir.join("memory-vectors"), "json").len(),
         1
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -690,7 +651,7 @@ fn configuration_policy_and_llm_files_come_from_the_environment() {
     };
     // DATASOURCE_CONFIG names the configuration file.
     let out = ask(&[], &[("DATASOURCE_CONFIG", "nl2sql.toml")]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json(&out)["rows"], json!([[3]]));
 
     // POLICIES_CONFIG: a policy that gives the role nothing refuses the question.
@@ -706,7 +667,7 @@ fn configuration_policy_and_llm_files_come_from_the_environment() {
             ("POLICIES_CONFIG", "deny.json"),
         ],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let v = json(&out);
     assert_eq!(v["errors"][0]["code"], "SECURITY_VIOLATION", "{v}");
     let out = ask(
@@ -717,11 +678,7 @@ fn configuration_policy_and_llm_files_come_from_the_environment() {
         ],
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr_of(&out).contains("POLICIES_CONFIG"),
-        "{}",
-        stderr_of(&out)
-    );
+    assert!(stderr(&out).contains("POLICIES_CONFIG"), "{}", stderr(&out));
 
     // LLM_CONFIG: the LLM planner answers by default (here a server that is not there,
     // so the question fails), unless --planner says otherwise.
@@ -738,9 +695,9 @@ fn configuration_policy_and_llm_files_come_from_the_environment() {
     let out = ask(&[], &llm);
     let v = json(&out);
     assert_eq!(v["success"], false, "{v}");
-    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let out = ask(&["--planner", "offline"], &llm);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let out = ask(
         &[],
         &[
@@ -749,29 +706,23 @@ fn configuration_policy_and_llm_files_come_from_the_environment() {
         ],
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr_of(&out).contains("LLM_CONFIG"),
-        "{}",
-        stderr_of(&out)
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    assert!(stderr(&out).contains("LLM_CONFIG"), "{}", stderr(&out));
 }
 
 #[test]
 fn the_data_directory_and_api_keys_file_come_from_the_environment() {
     let dir = setup("data-dir-env");
-    let out = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+    let out = nl2sql()
         .args(["index", "--db", "sqlite://plant.db", "--format", "json"])
         .current_dir(&dir)
-        .env_remove("NL2SQL_CONFIG")
         .env("NL2SQL_DATA_DIR", "elsewhere")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!files_with_extension(&dir.join("elsewhere"), "json").is_empty());
     assert!(!dir.join(".nl2sql").exists());
 
-    let out = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+    let out = nl2sql()
         .args([
             "serve",
             "--db",
@@ -780,18 +731,16 @@ fn the_data_directory_and_api_keys_file_come_from_the_environment() {
             "127.0.0.1:0",
         ])
         .current_dir(&dir)
-        .env_remove("NL2SQL_CONFIG")
         .env("NL2SQL_DATA_DIR", "elsewhere")
         .env("NL2SQL_API_KEYS", "no-such-keys.toml")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr_of(&out).contains("no-such-keys.toml"),
+        stderr(&out).contains("no-such-keys.toml"),
         "{}",
-        stderr_of(&out)
+        stderr(&out)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `isolation = "process"`: the datasource runs in `nl2sql worker` child processes and
@@ -814,9 +763,9 @@ fn a_process_isolated_datasource_answers_through_worker_processes() {
         "How many factories do we have?",
     ];
     let out = run_with(&dir, &question, &["NL2SQL_WORKER_PROGRAM"], &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json(&out);
-    assert_eq!(v["rows"], json!([[3]]), "{v}\n{}", stderr_of(&out));
+    assert_eq!(v["rows"], json!([[3]]), "{v}\n{}", stderr(&out));
 
     // The adapter options reach the worker: indexed again with a one-row statistics
     // sample, the 3 factories' ids show one distinct value, where they showed 3.
@@ -838,7 +787,7 @@ fn a_process_isolated_datasource_answers_through_worker_processes() {
         &["NL2SQL_WORKER_PROGRAM"],
         &[("SCHEMA_STATS_SAMPLE_ROWS", "1")],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(factory_ids(&dir), json!(1));
 
     let missing = dir.join("no-such-worker");
@@ -861,9 +810,9 @@ fn a_process_isolated_datasource_answers_through_worker_processes() {
     assert!(message.contains("worker process failed"), "{message}");
     // The first attempt to index said so on standard error.
     assert!(
-        stderr_of(&out).contains("cannot index plant"),
+        stderr(&out).contains("cannot index plant"),
         "{}",
-        stderr_of(&out)
+        stderr(&out)
     );
 
     // A server engine cannot be isolated in a worker: a configuration error naming the key.
@@ -878,11 +827,10 @@ fn a_process_isolated_datasource_answers_through_worker_processes() {
         &[],
         &[],
     );
-    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr_of(&out).contains("datasources[0].isolation"),
+        stderr(&out).contains("datasources[0].isolation"),
         "{}",
-        stderr_of(&out)
+        stderr(&out)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,51 +1,35 @@
 //! `nl2sql datasources …` and `validate-sql --config/--db` over the SQLite fixture.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use nl2sql_test_support::TempDir;
+
+use crate::support::{json, nl2sql, repo, stderr, stdout, temp_dir};
 
 fn run(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nl2sql"));
-    cmd.args(args)
-        .current_dir(repo())
-        .env_remove("NL2SQL_CONFIG");
+    let mut cmd = nl2sql();
+    cmd.args(args).current_dir(repo());
     for (k, v) in env {
         cmd.env(k, v);
     }
     cmd.output().expect("binary runs")
 }
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
-}
-
 const CONFIG: &str = "examples/nl2sql.toml";
 const DB: &str = "sqlite://tests/data/fixtures/manufacturing.db";
 
-/// A configuration file in a temporary directory.
-fn temp_config(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nl2sql-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
+/// A configuration file in a temporary directory (removed when the directory is dropped).
+fn temp_config(name: &str, text: &str) -> (TempDir, PathBuf) {
+    let dir = temp_dir(name);
     let path = dir.join("nl2sql.toml");
     std::fs::write(&path, text).expect("write config");
-    path
+    (dir, path)
 }
 
 #[test]
 fn list_shows_engines_and_hides_credentials() {
-    let cfg = temp_config(
+    let (_dir, cfg) = temp_config(
         "list",
         "version = 1\n[[datasources]]\nid = \"sales\"\nurl = \"postgres://analyst:hunter2@db.internal:5432/sales?sslmode=require\"\nrow_limit = 50\n[[datasources]]\nid = \"local\"\nurl = \"${env:NL2SQL_TEST_LOCAL_URL}\"\n",
     );
@@ -209,7 +193,7 @@ fn validate_sql_checks_against_the_live_schema_then_dry_runs() {
 
 #[test]
 fn bad_configurations_and_dead_datasources_fail_clearly() {
-    let cfg = temp_config(
+    let (_dir, cfg) = temp_config(
         "bad",
         "version = 1\n[[datasources]]\nid = \"a\"\nurl = \"oracle://x\"\n",
     );

@@ -8,50 +8,30 @@
 use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 use std::thread::JoinHandle;
 
+use nl2sql_test_support::TempDir;
 use serde_json::{Value, json};
 
-fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
-}
+use crate::support::{fixture, json, nl2sql, temp_dir};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nl2sql-doctor-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn nl2sql(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nl2sql"));
-    cmd.args(args)
-        .current_dir(dir)
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR");
+/// `nl2sql ARGS` in `dir`, with `env` set.
+fn run_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = nl2sql();
+    cmd.args(args).current_dir(dir);
     for (k, v) in env {
         cmd.env(k, v);
     }
     cmd.output().unwrap()
 }
 
-fn json_of(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
-}
-
 /// Runs `doctor … --format json` in `dir`; returns the exit code and the report.
 fn doctor(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, Value) {
     let mut all = vec!["doctor", "--data-dir", "data", "--format", "json"];
     all.extend_from_slice(args);
-    let out = nl2sql(dir, &all, env);
-    (out.status.code().unwrap(), json_of(&out))
+    let out = run_in(dir, &all, env);
+    (out.status.code().unwrap(), json(&out))
 }
 
 /// The (check, target, status) of every check, in order.
@@ -95,7 +75,7 @@ const POLICY: &str = r#"{"version": 1, "roles": {"analyst": {"description": "Rea
 
 /// A directory with the fixture (`plant.db`), a policy and `nl2sql.toml` naming `plant`
 /// and a datasource whose file does not exist (`gone`).
-fn setup(name: &str) -> PathBuf {
+fn setup(name: &str) -> TempDir {
     let dir = temp_dir(name);
     std::fs::copy(fixture(), dir.join("plant.db")).unwrap();
     std::fs::write(dir.join("policy.json"), POLICY).unwrap();
@@ -167,7 +147,7 @@ fn a_dead_datasource_fails_and_the_index_is_checked_per_datasource() {
     assert!(!dir.join("data").exists());
 
     // Indexed: the reachable datasource has a snapshot and documents; the dead one none.
-    let out = nl2sql(
+    let out = run_in(
         &dir,
         &["index", "--config", "nl2sql.toml", "--data-dir", "data"],
         &[],
@@ -201,7 +181,7 @@ fn a_dead_datasource_fails_and_the_index_is_checked_per_datasource() {
     );
 
     // Only the live datasource: nothing fails, the text report says so.
-    let out = nl2sql(
+    let out = run_in(
         &dir,
         &["doctor", "--db", "sqlite://plant.db", "--data-dir", "data"],
         &[],
@@ -359,7 +339,7 @@ fn the_llm_endpoint_is_asked_for_its_models() {
     // An endpoint that lists the configured model.
     let (url, server) = serve_once("200 OK", r#"{"object": "list", "data": [{"id": "m1"}]}"#);
     let file = llm_file(&dir, "llm.toml", &url, "m1");
-    let out = nl2sql(
+    let out = run_in(
         &dir,
         &[
             "doctor",
@@ -388,7 +368,7 @@ fn the_llm_endpoint_is_asked_for_its_models() {
     );
     assert!(!String::from_utf8_lossy(&out.stdout).contains(KEY.1));
     assert!(!String::from_utf8_lossy(&out.stderr).contains(KEY.1));
-    let report = json_of(&out);
+    let report = json(&out);
     assert_eq!(detail(&report, "llm-config", ""), "llm.toml: 1 endpoint(s)");
     assert_eq!(check(&report, "llm", &url)["status"], "ok");
     assert_eq!(
@@ -456,9 +436,9 @@ fn the_llm_endpoint_is_asked_for_its_models() {
 #[test]
 fn usage_errors_exit_2() {
     let dir = temp_dir("usage");
-    let out = nl2sql(&dir, &["doctor", "--format", "yaml"], &[]);
+    let out = run_in(&dir, &["doctor", "--format", "yaml"], &[]);
     assert_eq!(out.status.code(), Some(2));
-    let out = nl2sql(
+    let out = run_in(
         &dir,
         &["doctor", "--config", "a.toml", "--db", "sqlite://x.db"],
         &[],

@@ -7,35 +7,19 @@
 use std::io::Read as _;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nl2sql-fail-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::support::{json, nl2sql, temp_dir};
 
-fn nl2sql(data_dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nl2sql"));
-    cmd.env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
-        .env("NL2SQL_DATA_DIR", data_dir);
+/// `nl2sql` with `NL2SQL_DATA_DIR` = `data_dir`.
+fn with_data_dir(data_dir: &Path) -> Command {
+    let mut cmd = nl2sql();
+    cmd.env("NL2SQL_DATA_DIR", data_dir);
     cmd
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
 }
 
 /// Every `.parquet` file under `dir`, at any depth.
@@ -64,7 +48,7 @@ const COMPARE: &str = "Compare the number of orders per factory in sales with th
 fn a_datasource_that_died_gives_a_partial_answer_naming_it() {
     let dir = temp_dir("partial");
     // The first ask creates and indexes the demo and answers in full.
-    let out = nl2sql(&dir)
+    let out = with_data_dir(&dir)
         .args(["ask", "--format", "json", COMPARE])
         .output()
         .unwrap();
@@ -74,7 +58,7 @@ fn a_datasource_that_died_gives_a_partial_answer_naming_it() {
 
     // Then the sales database is gone.
     std::fs::remove_file(dir.join("demo/sales.sqlite")).unwrap();
-    let out = nl2sql(&dir)
+    let out = with_data_dir(&dir)
         .args(["ask", "--format", "json", COMPARE])
         .output()
         .unwrap();
@@ -124,11 +108,10 @@ fn a_datasource_that_died_gives_a_partial_answer_naming_it() {
         "{warnings:?}"
     );
     // The text format says it too.
-    let out = nl2sql(&dir).args(["ask", COMPARE]).output().unwrap();
+    let out = with_data_dir(&dir).args(["ask", COMPARE]).output().unwrap();
     assert_eq!(out.status.code(), Some(3));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("error [SERVICE_UNAVAILABLE]"), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A chat-completions endpoint that accepts connections and never answers; reports each
@@ -158,7 +141,7 @@ fn silent_llm_server() -> (u16, mpsc::Receiver<()>) {
 fn ctrl_c_stops_a_run_waiting_on_the_planner_and_leaves_no_artifact() {
     let dir = temp_dir("cancel");
     // Create the demo first so the run below spends its time waiting on the model.
-    let out = nl2sql(&dir).args(["demo"]).output().unwrap();
+    let out = with_data_dir(&dir).args(["demo"]).output().unwrap();
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -174,7 +157,7 @@ fn ctrl_c_stops_a_run_waiting_on_the_planner_and_leaves_no_artifact() {
         ),
     )
     .unwrap();
-    let child = nl2sql(&dir)
+    let child = with_data_dir(&dir)
         .args([
             "ask",
             "--format",
@@ -224,5 +207,4 @@ fn ctrl_c_stops_a_run_waiting_on_the_planner_and_leaves_no_artifact() {
     assert!(codes.contains(&"CANCELLED"), "{codes:?}");
     assert!(v["trace_id"].as_str().is_some_and(|t| t.len() == 36));
     assert!(parquet_files(&dir).is_empty(), "{:?}", parquet_files(&dir));
-    let _ = std::fs::remove_dir_all(&dir);
 }

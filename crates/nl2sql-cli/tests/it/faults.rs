@@ -10,26 +10,22 @@
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use nl2sql_test_support::TempDir;
 use serde_json::Value;
 
-use super::serve::{KEY, fixture, serve, write_setup};
+use super::serve::{KEY, serve, write_setup};
+use crate::support::{fixture, nl2sql, temp_dir};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nl2sql-faults-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// A tmpfs of `bytes` mounted at a fresh directory, unmounted when dropped.
+/// A tmpfs of `bytes` mounted at a fresh directory, unmounted (and the directory removed)
+/// when dropped.
 struct SmallDisk {
-    path: PathBuf,
+    path: TempDir,
 }
 
 impl SmallDisk {
@@ -82,7 +78,6 @@ impl SmallDisk {
 impl Drop for SmallDisk {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg("-l").arg(&self.path).status();
-        let _ = std::fs::remove_dir_all(&self.path);
     }
 }
 
@@ -99,15 +94,13 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
 
 /// `nl2sql ask --format json` over the configuration and data directory in `dir`.
 fn ask_command(dir: &Path, question: &str) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_nl2sql"));
+    let mut command = nl2sql();
     command
         .args(["ask", "--format", "json", "--config"])
         .arg(dir.join("nl2sql.toml"))
         .arg("--data-dir")
         .arg(dir.join("data"))
         .arg(question)
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
         .stdin(Stdio::null());
     command
 }
@@ -127,7 +120,7 @@ fn assert_run_logs_read_back(data: &Path) -> usize {
         .collect();
     for log in &logs {
         let trace_id = log.rsplit('/').next().unwrap().trim_end_matches(".jsonl");
-        let out = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+        let out = nl2sql()
             .args(["runs", "show", trace_id, "--data-dir"])
             .arg(data)
             .output()
@@ -196,7 +189,6 @@ fn a_full_disk_while_writing_an_artifact_fails_the_question_cleanly() {
     assert_eq!(files.len(), 1, "{files:?}");
     assert!(files[0].ends_with(".parquet"), "{files:?}");
     assert_parquet_whole(&disk.path.join(&files[0]));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// One question over HTTP: `Ok((status, body))`, or the transport error.
@@ -315,7 +307,6 @@ fn sigkill_during_runs_leaves_no_partial_state_and_the_next_start_answers() {
     let mut child = served.child;
     let _ = child.kill();
     let _ = child.wait();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A PostgreSQL cluster of its own (`pg_createcluster`, on a free port), so that
@@ -502,5 +493,4 @@ fn a_database_restarted_during_a_run_gives_an_answer_or_a_clear_error() {
         "{}",
         String::from_utf8_lossy(&after.stdout)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

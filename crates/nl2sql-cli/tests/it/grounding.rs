@@ -6,45 +6,28 @@
 #![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
+
+use crate::support::{json, nl2sql, repo, temp_dir};
 
 const DB: &str = "sqlite://tests/data/fixtures/manufacturing.db";
 const QUESTION: &str = "What is the SKU of Widget Alpha?";
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nl2sql-grounding-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn ask(data_dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Value {
-    let out: Output = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+    let out: Output = nl2sql()
         .arg("ask")
         .arg("--data-dir")
         .arg(data_dir)
         .args(["--db", DB, "--format", "json", "--today", "2026-11-26"])
         .args(args)
         .current_dir(repo())
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
         .env_remove("VALUE_GROUNDING_MAX_VALUES")
         .envs(env.iter().copied())
         .output()
         .unwrap();
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    json(&out)
 }
 
 /// A copy of `cassette` whose recorded plan compares `name` with `to` instead.
@@ -177,5 +160,4 @@ fn a_misspelt_value_is_respelt_as_stored_or_refused_with_the_nearest_values() {
         ),
         "{message}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

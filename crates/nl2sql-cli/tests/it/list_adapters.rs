@@ -3,20 +3,19 @@
 
 #![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::json;
 
-fn nl2sql(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nl2sql"))
-        .args(args)
-        .output()
-        .unwrap()
+use crate::support::nl2sql;
+
+fn run(args: &[&str]) -> Output {
+    nl2sql().args(args).output().unwrap()
 }
 
 #[test]
 fn lists_the_compiled_adapters_with_their_capabilities() {
-    let out = nl2sql(&["list-adapters", "--format", "json"]);
+    let out = run(&["list-adapters", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let full = json!([
@@ -43,7 +42,7 @@ fn lists_the_compiled_adapters_with_their_capabilities() {
         ]})
     );
 
-    let out = nl2sql(&["list-adapters"]);
+    let out = run(&["list-adapters"]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
@@ -60,7 +59,7 @@ fn lists_the_compiled_adapters_with_their_capabilities() {
 
 #[test]
 fn an_unknown_format_is_a_usage_error() {
-    let out = nl2sql(&["list-adapters", "--format", "xml"]);
+    let out = run(&["list-adapters", "--format", "xml"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
 }

@@ -15,4 +15,5 @@ mod policy;
 mod readme;
 mod serve;
 mod spider;
+mod support;
 mod validate_sql;

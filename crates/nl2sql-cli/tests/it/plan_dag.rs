@@ -2,15 +2,12 @@
 //! `--format json`), 2 = usage or input error.
 
 use std::io::Write as _;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::support::{json, nl2sql, repo, stdout};
 
 fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+    let mut child = nl2sql()
         .args(args)
         .current_dir(repo())
         .stdin(Stdio::piped())
@@ -25,19 +22,6 @@ fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
         }
     }
     child.wait_with_output().expect("binary exits")
-}
-
-fn json(output: &Output) -> serde_json::Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    })
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 const VALID: &str = "crates/nl2sql-validate/src/progressive/fixtures/valid_join.json";

@@ -4,43 +4,17 @@
 
 #![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
+use nl2sql_test_support::TempDir;
 use serde_json::{Value, json};
 
-fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
-}
+use crate::support::{fixture, json, nl2sql, stderr, stdout, temp_dir};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nl2sql-policy-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn nl2sql(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nl2sql"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
-        .output()
-        .unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json_of(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(o), stderr(o)))
+/// `nl2sql ARGS` in `dir`.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    nl2sql().args(args).current_dir(dir).output().unwrap()
 }
 
 /// The (role, rule, target, status, details) of every row.
@@ -62,7 +36,7 @@ fn r(role: &str, rule: &str, target: &str, status: &str, details: &str) -> [Stri
 
 /// A directory with the fixture as `plant.db`, `nl2sql.toml` naming it (and `policy.json`),
 /// and `policy.json` = `policy`.
-fn setup(name: &str, policy: &str) -> PathBuf {
+fn setup(name: &str, policy: &str) -> TempDir {
     let dir = temp_dir(name);
     std::fs::copy(fixture(), dir.join("plant.db")).unwrap();
     std::fs::write(
@@ -85,7 +59,7 @@ const BAD_POLICY: &str = r#"{"version": 1, "roles": {
 #[test]
 fn unknown_datasources_fail_and_unknown_tables_warn() {
     let dir = setup("bad", BAD_POLICY);
-    let out = nl2sql(
+    let out = run_in(
         &dir,
         &[
             "policy",
@@ -99,7 +73,7 @@ fn unknown_datasources_fail_and_unknown_tables_warn() {
         ],
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let report = json_of(&out);
+    let report = json(&out);
     assert_eq!(report["policy"], "./policy.json");
     assert_eq!(report["ok"], false);
     assert_eq!(
@@ -160,7 +134,7 @@ fn unknown_datasources_fail_and_unknown_tables_warn() {
     );
 
     // The text report: a table (role, rule, target, status, details) and a summary.
-    let out = nl2sql(
+    let out = run_in(
         &dir,
         &[
             "policy",
@@ -196,7 +170,7 @@ fn a_sound_policy_passes() {
             "allowed_datasources": ["PLANT"], "allowed_tables": ["plant.*", "Plant.Machines"],
             "denied_columns": ["plant.main.machines.serial_number"]}}}"#,
     );
-    let out = nl2sql(
+    let out = run_in(
         &dir,
         &[
             "policy",
@@ -208,7 +182,7 @@ fn a_sound_policy_passes() {
         ],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let report = json_of(&out);
+    let report = json(&out);
     assert_eq!(report["ok"], true);
     assert_eq!(
         rows(&report),
@@ -230,13 +204,13 @@ fn a_sound_policy_passes() {
 #[test]
 fn an_unreachable_datasource_is_checked_against_its_stored_snapshot() {
     let dir = setup("stored", BAD_POLICY);
-    let out = nl2sql(
+    let out = run_in(
         &dir,
         &["index", "--config", "nl2sql.toml", "--data-dir", "data"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     std::fs::remove_file(dir.join("plant.db")).unwrap();
-    let out = nl2sql(
+    let out = run_in(
         &dir,
         &[
             "policy",
@@ -250,7 +224,7 @@ fn an_unreachable_datasource_is_checked_against_its_stored_snapshot() {
         ],
     );
     assert_eq!(out.status.code(), Some(1));
-    let report = json_of(&out);
+    let report = json(&out);
     let from = report["schemas"]["plant"].as_str().unwrap();
     assert!(
         from.starts_with("stored snapshot ")
@@ -263,7 +237,7 @@ fn an_unreachable_datasource_is_checked_against_its_stored_snapshot() {
     assert_eq!(robots[3], "UNKNOWN_TABLE");
 
     // No stored snapshot either (another data directory): names are not checked.
-    let out = nl2sql(
+    let out = run_in(
         &dir,
         &[
             "policy",
@@ -277,7 +251,7 @@ fn an_unreachable_datasource_is_checked_against_its_stored_snapshot() {
         ],
     );
     assert_eq!(out.status.code(), Some(1));
-    let report = json_of(&out);
+    let report = json(&out);
     assert!(
         report["schemas"]["plant"]
             .as_str()
@@ -302,7 +276,7 @@ fn an_unreachable_datasource_is_checked_against_its_stored_snapshot() {
 #[test]
 fn without_configuration_datasources_are_unverified() {
     let dir = setup("noconfig", BAD_POLICY);
-    let out = nl2sql(&dir, &["policy", "validate", "--policies", "policy.json"]);
+    let out = run_in(&dir, &["policy", "validate", "--policies", "policy.json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
@@ -320,7 +294,7 @@ fn without_configuration_datasources_are_unverified() {
 #[test]
 fn unreadable_policies_and_missing_arguments_exit_2() {
     let dir = setup("usage", r#"{"version": 1, "roles": {"r": {"role": "r"}}}"#);
-    let out = nl2sql(&dir, &["policy", "validate", "--config", "nl2sql.toml"]);
+    let out = run_in(&dir, &["policy", "validate", "--config", "nl2sql.toml"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).starts_with(
@@ -334,7 +308,7 @@ fn unreadable_policies_and_missing_arguments_exit_2() {
         r#"{"version": 1, "roles": {"r": {"description": "d", "role": "r", "allowed_tables": ["machines"]}}}"#,
     )
     .unwrap();
-    let out = nl2sql(&dir, &["policy", "validate", "--policy", "policy.json"]);
+    let out = run_in(&dir, &["policy", "validate", "--policy", "policy.json"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("invalid table 'machines' in role 'r'"),
@@ -342,14 +316,14 @@ fn unreadable_policies_and_missing_arguments_exit_2() {
         stderr(&out)
     );
 
-    let out = nl2sql(&dir, &["policy", "validate"]);
+    let out = run_in(&dir, &["policy", "validate"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),
         "error: no policy file: pass --policy FILE (or set POLICIES_CONFIG, or use a configuration that names one)\n"
     );
-    let out = nl2sql(&dir, &["policy", "validate", "--policy", "missing.json"]);
+    let out = run_in(&dir, &["policy", "validate", "--policy", "missing.json"]);
     assert_eq!(out.status.code(), Some(2));
-    let out = nl2sql(&dir, &["policy"]);
+    let out = run_in(&dir, &["policy"]);
     assert_eq!(out.status.code(), Some(2));
 }

@@ -3,12 +3,7 @@
 //! shown under it (a line `...` ends the comparison early). `$ echo $?` checks the exit
 //! status of the command before it.
 
-use std::path::PathBuf;
-use std::process::Command;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::support::{nl2sql, repo};
 
 /// Splits a command line into words: whitespace separates, double and single quotes group.
 fn words(line: &str) -> Vec<String> {
@@ -107,7 +102,7 @@ fn readme_console_examples_hold() {
             continue;
         }
         assert_eq!(argv[0], "nl2sql", "README runs only nl2sql: {}", ex.command);
-        let out = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+        let out = nl2sql()
             .args(&argv[1..])
             .current_dir(repo())
             .output()

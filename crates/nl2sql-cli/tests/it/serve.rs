@@ -7,25 +7,16 @@
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpListener;
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::support::{fixture, nl2sql, temp_dir};
+
 pub(super) const KEY: &str = "serve-test-key-0123456789";
-
-pub(super) fn fixture() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nl2sql-serve-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// One HTTP/1.1 request (connection closed after it); returns the status and the JSON body.
 fn http(addr: &str, method: &str, path: &str, key: Option<&str>, body: &str) -> (u16, Value) {
@@ -87,7 +78,7 @@ pub(super) struct Served {
 /// Starts `nl2sql serve` over the setup in `dir` on a free port, with `extra` arguments,
 /// and waits until it listens.
 pub(super) fn serve(dir: &Path, extra: &[&str]) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+    let mut child = nl2sql()
         .args(["serve", "--config"])
         .arg(dir.join("nl2sql.toml"))
         .arg("--api-keys")
@@ -96,8 +87,6 @@ pub(super) fn serve(dir: &Path, extra: &[&str]) -> Served {
         .arg(dir.join("data"))
         .args(["--bind", "127.0.0.1:0"])
         .args(extra)
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
         .env_remove("NL2SQL_API_KEYS")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -184,21 +173,18 @@ fn serve_answers_a_question_over_http_and_stops_on_ctrl_c() {
         "{lines:#?}"
     );
     assert!(lines.iter().any(|l| l == "stopped"), "{lines:#?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn serve_refuses_to_start_without_api_keys() {
     let dir = temp_dir("nokeys");
     write_setup(&dir);
-    let out = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+    let out = nl2sql()
         .args(["serve", "--config"])
         .arg(dir.join("nl2sql.toml"))
         .arg("--data-dir")
         .arg(dir.join("data"))
         .args(["--bind", "127.0.0.1:0"])
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
         .env_remove("NL2SQL_API_KEYS")
         .output()
         .unwrap();
@@ -206,18 +192,16 @@ fn serve_refuses_to_start_without_api_keys() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no API keys"), "{stderr}");
     // A CORS origin with a path is a usage error too.
-    let out = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+    let out = nl2sql()
         .args(["serve", "--config"])
         .arg(dir.join("nl2sql.toml"))
         .arg("--api-keys")
         .arg(dir.join("keys.toml"))
         .args(["--cors-origin", "https://app.example.com/path"])
-        .env_remove("NL2SQL_CONFIG")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--cors-origin"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A chat-completions endpoint that accepts connections and never answers; reports each
@@ -279,5 +263,4 @@ fn ctrl_c_cancels_a_run_in_flight_which_answers_503() {
         lines.iter().any(|l| l.starts_with("shutting down")),
         "{lines:#?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

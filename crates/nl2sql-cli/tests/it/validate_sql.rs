@@ -1,15 +1,12 @@
 //! `nl2sql validate-sql`: exit 0 = ok, 1 = rewrite or rejected, 2 = usage or config error.
 
 use std::io::Write as _;
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use crate::support::{json, nl2sql, repo, temp_dir};
 
 fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+    let mut child = nl2sql()
         .args(args)
         .current_dir(repo())
         .stdin(Stdio::piped())
@@ -24,15 +21,6 @@ fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
         }
     }
     child.wait_with_output().expect("binary exits")
-}
-
-fn json(output: &Output) -> serde_json::Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}",
-            String::from_utf8_lossy(&output.stdout)
-        )
-    })
 }
 
 const SCHEMA: &str = "examples/manufacturing.sql";
@@ -222,8 +210,7 @@ fn datasource_id_defaults_to_the_schema_file_stem() {
 
 #[test]
 fn json_schema_files_are_accepted_and_set_the_dialect() {
-    let dir = std::env::temp_dir().join(format!("nl2sql-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("validate-sql-json-schema");
     let path = dir.join("shop.json");
     std::fs::write(
         &path,
@@ -252,7 +239,6 @@ fn json_schema_files_are_accepted_and_set_the_dialect() {
         None,
     );
     assert_eq!(folded.status.code(), Some(1));
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

@@ -3,7 +3,6 @@
 //! candidates and one failing datasource among several.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use nl2sql_adapter::{
     CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult, Limits, QueryPlan, ResultError,
@@ -17,9 +16,7 @@ use nl2sql_index::{
 };
 use nl2sql_state::{Dialect, ErrorCode, SchemaSnapshot};
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
-}
+use nl2sql_test_support::manufacturing_db as fixture;
 
 fn manufacturing() -> SqliteAdapter {
     SqliteAdapter::open("manufacturing", &fixture(), Limits::default()).expect("open fixture")

@@ -6,22 +6,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow::array::{Array, Int64Array};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use nl2sql_adapter::{DatasetValue, DatasourceAdapter, Limits};
 use nl2sql_state::{ConfigFile, EnvSecrets, PolicyFile};
+use nl2sql_test_support::temp_dir;
 
 use super::{DemoLayout, catalog, create_demo, operations, sales, supply};
 use crate::DatasourceRegistry;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nl2sql-demo-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
 
 /// Limits wide enough to read a whole demo table.
 fn dump_limits() -> Limits {
@@ -113,10 +107,11 @@ fn text_files(layout: &DemoLayout) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_runs_write_the_same_content() {
+    let (first_dir, second_dir) = (temp_dir("demo-first"), temp_dir("demo-second"));
     let started = std::time::Instant::now();
-    let first = create_demo(&temp_dir("first")).unwrap();
+    let first = create_demo(&first_dir).unwrap();
     let elapsed = started.elapsed();
-    let second = create_demo(&temp_dir("second")).unwrap();
+    let second = create_demo(&second_dir).unwrap();
     // Writing over an existing demo works too, and changes nothing.
     let again = create_demo(&first.dir).unwrap();
     assert_eq!(again.databases, first.databases);
@@ -146,14 +141,12 @@ async fn two_runs_write_the_same_content() {
     }
     // Timing is reported, not asserted (speed lives in benches).
     eprintln!("create_demo took {elapsed:?}");
-    for dir in [&first.dir, &second.dir] {
-        std::fs::remove_dir_all(dir).unwrap();
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_loads_opens_and_keeps_its_keys() {
-    let layout = create_demo(&temp_dir("keys")).unwrap();
+    let dir = temp_dir("demo-keys");
+    let layout = create_demo(&dir).unwrap();
     let config =
         ConfigFile::from_toml_str(&std::fs::read_to_string(&layout.config).unwrap()).unwrap();
     assert_eq!(config.ids(), ["operations", "supply", "sales"]);
@@ -242,8 +235,6 @@ async fn the_demo_loads_opens_and_keeps_its_keys() {
         .map(String::as_str)
         .collect();
     assert_eq!(ids, config.ids().into_iter().collect());
-    drop((reg, ops, sales, supply));
-    std::fs::remove_dir_all(&layout.dir).unwrap();
 }
 
 async fn column_set(a: &dyn DatasourceAdapter, sql: &str) -> BTreeSet<String> {

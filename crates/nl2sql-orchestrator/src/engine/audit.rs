@@ -183,26 +183,7 @@ pub(crate) fn snippet(text: &str, max: usize) -> String {
 mod tests {
     use super::*;
 
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(name: &str) -> Self {
-            static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-            let dir = std::env::temp_dir().join(format!(
-                "nl2sql-audit-{name}-{}-{}",
-                std::process::id(),
-                N.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-            ));
-            fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = fs::remove_dir_all(&self.0);
-        }
-    }
+    use nl2sql_test_support::TempDir;
 
     fn lines(path: &Path) -> Vec<Value> {
         fs::read_to_string(path)
@@ -236,7 +217,7 @@ mod tests {
     #[test]
     fn writes_one_json_line_per_event_with_trace_and_tenant() {
         let dir = TempDir::new("lines");
-        let log = AuditLog::new(dir.0.join("logs/audit_events.log"));
+        let log = AuditLog::new(dir.join("logs/audit_events.log"));
         log.write(
             "run_completed",
             "t-1",
@@ -272,7 +253,7 @@ mod tests {
     #[test]
     fn rotates_before_the_limit_and_keeps_the_newest_backups() {
         let dir = TempDir::new("rotate");
-        let path = dir.0.join("audit.log");
+        let path = dir.join("audit.log");
         // Each line is 121 bytes: two fit under 300, the third rotates.
         let log = AuditLog::with_rotation(&path, 300, 2);
         for n in 0..7 {
@@ -285,15 +266,11 @@ mod tests {
                 .collect()
         };
         // Oldest first across files: .2, .1, current; t-0 and t-1 fell off.
-        assert_eq!(traces(&dir.0.join("audit.log.2")), ["t-2", "t-3"]);
-        assert_eq!(traces(&dir.0.join("audit.log.1")), ["t-4", "t-5"]);
+        assert_eq!(traces(&dir.join("audit.log.2")), ["t-2", "t-3"]);
+        assert_eq!(traces(&dir.join("audit.log.1")), ["t-4", "t-5"]);
         assert_eq!(traces(&path), ["t-6"]);
-        assert!(!dir.0.join("audit.log.3").exists());
-        for p in [
-            &path,
-            &dir.0.join("audit.log.1"),
-            &dir.0.join("audit.log.2"),
-        ] {
+        assert!(!dir.join("audit.log.3").exists());
+        for p in [&path, &dir.join("audit.log.1"), &dir.join("audit.log.2")] {
             assert!(fs::metadata(p).unwrap().len() <= 300);
         }
         // A new writer (a later process) continues the current file and its rotation.
@@ -302,17 +279,17 @@ mod tests {
         assert_eq!(traces(&path), ["t-6", "t-7"]);
         again.write("run_completed", "t-8", "acme", json!({"n": 8}));
         assert_eq!(traces(&path), ["t-8"]);
-        assert_eq!(traces(&dir.0.join("audit.log.1")), ["t-6", "t-7"]);
+        assert_eq!(traces(&dir.join("audit.log.1")), ["t-6", "t-7"]);
     }
 
     #[test]
     fn an_unwritable_path_drops_the_event_without_failing() {
         let dir = TempDir::new("unwritable");
         // A directory where the file should be.
-        fs::create_dir_all(dir.0.join("audit.log")).unwrap();
-        let log = AuditLog::new(dir.0.join("audit.log"));
+        fs::create_dir_all(dir.join("audit.log")).unwrap();
+        let log = AuditLog::new(dir.join("audit.log"));
         log.write("run_completed", "t", "acme", json!({}));
-        assert!(dir.0.join("audit.log").is_dir());
+        assert!(dir.join("audit.log").is_dir());
     }
 
     #[test]

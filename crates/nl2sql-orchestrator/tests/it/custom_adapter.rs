@@ -3,9 +3,9 @@
 //! a placeholder URL), the adapter handed back as is (never connected again), its own
 //! circuit breaker, and a whole question answered through it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use nl2sql_adapter::{
@@ -16,34 +16,10 @@ use nl2sql_adapter_sqlite::SqliteAdapter;
 use nl2sql_orchestrator::{AskOptions, DatasourceRegistry, Engine};
 use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{Dialect, Engine as EngineKind, SchemaContract, SchemaSnapshot};
+use nl2sql_test_support::TempDir;
 use serde_json::json;
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
-}
-
-/// A fresh directory under the system temp dir (removed on drop).
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "nl2sql-orch-custom-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::support::fixture;
 
 /// The fixture through the SQLite adapter, counting the statements executed; the engine
 /// type and dialect it reports can be overridden.
@@ -181,7 +157,7 @@ async fn a_question_is_answered_through_a_registered_adapter() {
     let registry = DatasourceRegistry::empty()
         .with_adapter(Arc::clone(&adapter) as Arc<dyn DatasourceAdapter>);
     let engine =
-        Engine::in_memory(registry, Arc::new(OfflinePlanner::new()), &dir.0).expect("engine");
+        Engine::in_memory(registry, Arc::new(OfflinePlanner::new()), dir.path()).expect("engine");
     let report = engine.index_all().await;
     assert!(report.failed.is_empty(), "{:?}", report.failed);
     assert_eq!(report.indexed.len(), 1);

@@ -25,8 +25,8 @@ use nl2sql_orchestrator::{AskOptions, DatasourceRegistry, Engine, EngineOptions,
 use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{ConfigFile, EnvSecrets, PolicyFile, ScanStatus};
 use nl2sql_test_support::{
-    Outcome as Expectation, Table, check_expectations, compare, json_val, show_rows, table_of,
-    toml_val,
+    Outcome as Expectation, Table, TempDir, check_expectations, compare, json_val, show_rows,
+    table_of, toml_val,
 };
 use serde::Deserialize;
 
@@ -136,24 +136,6 @@ fn load_corpus(file: &str) -> Vec<Entry> {
     let text = std::fs::read_to_string(&path).unwrap();
     let corpus: Corpus = toml::from_str(&text).unwrap();
     corpus.question
-}
-
-/// A fresh directory under the system temp dir (removed on drop).
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> TempDir {
-        let dir = std::env::temp_dir().join(format!("nl2sql-demo-corpus-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 // ------------------------------------------------------------------------ result tables
@@ -351,9 +333,9 @@ async fn run_corpus(shape: &Shape) {
         }
     }
 
-    let dir = TempDir::new();
-    let layout = nl2sql_orchestrator::demo::create_demo(&dir.0.join("demo")).unwrap();
-    let engine = demo_engine(&layout.config, &dir.0.join("engine")).await;
+    let dir = TempDir::new("demo-corpus");
+    let layout = nl2sql_orchestrator::demo::create_demo(&dir.join("demo")).unwrap();
+    let engine = demo_engine(&layout.config, &dir.join("engine")).await;
 
     // The gold side: every gold query runs, literal expectations match.
     let mut gold_problems = Vec::new();

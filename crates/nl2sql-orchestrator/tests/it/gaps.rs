@@ -11,7 +11,7 @@
 #![allow(clippy::unwrap_used)] // reason: test helpers fail loudly on broken fixtures
 
 use std::collections::VecDeque;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -34,9 +34,7 @@ use nl2sql_state::{
 use nl2sql_test_support::TempDir;
 use serde_json::{Value, json};
 
-fn fixture() -> PathBuf {
-    nl2sql_test_support::manufacturing_db()
-}
+use crate::support::fixture;
 
 fn fast_options() -> EngineOptions {
     EngineOptions {
@@ -226,7 +224,7 @@ fn planner_error(code: ErrorCode, severity: Severity, message: &str) -> Pipeline
 async fn gap02_a_plan_with_only_warnings_runs_on_the_first_attempt() {
     let dir = TempDir::new("gap02");
     let planner = Scripted::new(vec![Turn::Edit(filter_on_an_unsampled_product)]);
-    let engine = fixture_engine(&dir.0, planner.clone(), fast_options()).await;
+    let engine = fixture_engine(dir.path(), planner.clone(), fast_options()).await;
     let r = engine
         .ask("How many products do we have?", AskOptions::default())
         .await;
@@ -294,7 +292,7 @@ async fn gap03_an_earlier_attempts_error_does_not_decide_the_next_attempt() {
         max_retries: 1,
         ..fast_options()
     };
-    let engine = fixture_engine(&dir.0, planner.clone(), options).await;
+    let engine = fixture_engine(dir.path(), planner.clone(), options).await;
     let r = engine
         .ask("How many products do we have?", AskOptions::default())
         .await;
@@ -320,7 +318,7 @@ async fn gap03_an_earlier_attempts_error_does_not_decide_the_next_attempt() {
         Turn::Edit(sum_that_overflows),
         Turn::Offline,
     ]);
-    let engine = fixture_engine(&dir.0, planner.clone(), fast_options()).await;
+    let engine = fixture_engine(dir.path(), planner.clone(), fast_options()).await;
     let r = engine
         .ask("How many products do we have?", AskOptions::default())
         .await;
@@ -364,7 +362,7 @@ async fn gap03_an_earlier_attempts_error_does_not_decide_the_next_attempt() {
             "no model is configured",
         )),
     ]);
-    let engine = fixture_engine(&dir.0, planner.clone(), fast_options()).await;
+    let engine = fixture_engine(dir.path(), planner.clone(), fast_options()).await;
     let r = engine
         .ask("How many products do we have?", AskOptions::default())
         .await;
@@ -394,7 +392,7 @@ async fn gap03_an_earlier_attempts_error_does_not_decide_the_next_attempt() {
 async fn gap04_a_generator_failure_is_refined_and_retried_without_reaching_the_executor() {
     let dir = TempDir::new("gap04-gen");
     let planner = Scripted::new(vec![Turn::Edit(group_by_a_constant)]);
-    let engine = fixture_engine(&dir.0, planner.clone(), fast_options()).await;
+    let engine = fixture_engine(dir.path(), planner.clone(), fast_options()).await;
     let r = engine
         .ask("How many factories do we have?", AskOptions::default())
         .await;
@@ -437,7 +435,7 @@ async fn gap04_an_execution_failure_is_refined_and_retried_until_the_budget_ends
     // Attempt 1's statement fails while it runs; attempt 2 runs the offline plan.
     let dir = TempDir::new("gap04-exec");
     let planner = Scripted::new(vec![Turn::Edit(sum_that_overflows)]);
-    let engine = fixture_engine(&dir.0, planner.clone(), fast_options()).await;
+    let engine = fixture_engine(dir.path(), planner.clone(), fast_options()).await;
     let r = engine
         .ask("How many factories do we have?", AskOptions::default())
         .await;
@@ -472,7 +470,7 @@ async fn gap04_an_execution_failure_is_refined_and_retried_until_the_budget_ends
         max_retries: 2,
         ..fast_options()
     };
-    let engine = fixture_engine(&dir.0, planner.clone(), options).await;
+    let engine = fixture_engine(dir.path(), planner.clone(), options).await;
     let r = engine
         .ask("How many factories do we have?", AskOptions::default())
         .await;
@@ -520,7 +518,7 @@ async fn gap04_a_fatal_executor_error_ends_the_scan_without_a_retry() {
     };
     let registry = DatasourceRegistry::empty().with_adapter(Arc::new(adapter));
     let planner = Scripted::new(Vec::new());
-    let engine = engine_over(registry, &dir.0, planner.clone(), fast_options()).await;
+    let engine = engine_over(registry, dir.path(), planner.clone(), fast_options()).await;
     let r = engine
         .ask("How many factories do we have?", AskOptions::default())
         .await;
@@ -640,7 +638,7 @@ async fn staggered_runs(fail: bool) -> [(RunResult, Vec<String>); 2] {
         fail,
         ..Staggered::default()
     });
-    let engine = two_plants(&dir.0, planner.clone()).await;
+    let engine = two_plants(dir.path(), planner.clone()).await;
     let mut out = Vec::new();
     for slow in ["plant_north", "plant_south"] {
         *planner.slow.lock().unwrap() = slow.to_owned();
@@ -740,7 +738,7 @@ impl Planner for InvalidOnce {
 async fn gap16_a_decomposition_that_fails_validation_is_re_prompted_with_the_findings() {
     let dir = TempDir::new("gap16");
     let planner = Arc::new(InvalidOnce::default());
-    let engine = fixture_engine(&dir.0, planner.clone(), fast_options()).await;
+    let engine = fixture_engine(dir.path(), planner.clone(), fast_options()).await;
     let r = engine
         .ask("How many factories do we have?", AskOptions::default())
         .await;
@@ -781,7 +779,7 @@ async fn gap16_a_decomposition_that_fails_validation_is_re_prompted_with_the_fin
         decomposer_max_retries: 0,
         ..fast_options()
     };
-    let engine = fixture_engine(&dir.0, planner.clone(), options).await;
+    let engine = fixture_engine(dir.path(), planner.clone(), options).await;
     let r = engine
         .ask("How many factories do we have?", AskOptions::default())
         .await;
@@ -1061,7 +1059,13 @@ async fn gap13_the_database_breaker_opens_on_repeated_failures_and_recovers() {
         max_retries: 0,
         ..fast_options()
     };
-    let engine = engine_over(registry, &dir.0, Arc::new(OfflinePlanner::new()), options).await;
+    let engine = engine_over(
+        registry,
+        dir.path(),
+        Arc::new(OfflinePlanner::new()),
+        options,
+    )
+    .await;
     let ask = || engine.ask("How many factories do we have?", AskOptions::default());
     // Two failures reach the database and open the breaker.
     for n in 1..=2 {

@@ -78,4 +78,5 @@ mod observability;
 mod pipeline;
 mod pool;
 mod schema;
+mod support;
 mod timeout;

@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,9 +21,7 @@ use nl2sql_state::{ErrorCode, PolicyFile, RunStatus, UserContext, sha256_hex};
 use nl2sql_test_support::TempDir;
 use serde_json::{Value, json};
 
-fn fixture() -> PathBuf {
-    nl2sql_test_support::manufacturing_db()
-}
+use crate::support::fixture;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -81,7 +79,7 @@ fn audit_events_carry_the_run_s_trace_and_tenant_and_never_rows() {
     let dir = TempDir::new("audit");
     let rt = runtime();
     let (engine, ok, refused, anonymous) = rt.block_on(async {
-        let engine = engine(&dir.0, EngineOptions::default()).await;
+        let engine = engine(dir.path(), EngineOptions::default()).await;
         let ok = engine
             .ask(
                 "How many factories do we have?",
@@ -102,7 +100,7 @@ fn audit_events_carry_the_run_s_trace_and_tenant_and_never_rows() {
     assert_eq!(ok.status, RunStatus::Succeeded, "{:#?}", ok.errors);
     assert_eq!(refused.status, RunStatus::Failed);
     let path = engine.audit_log().unwrap().path().to_path_buf();
-    assert_eq!(path, dir.0.join("logs/audit_events.log"));
+    assert_eq!(path, dir.join("logs/audit_events.log"));
     let events = audit_events(&path);
 
     // The answered run: one statement executed, then the run completed.
@@ -159,7 +157,7 @@ fn audit_events_carry_the_run_s_trace_and_tenant_and_never_rows() {
 #[test]
 fn tenant_and_audit_path_come_from_the_environment() {
     let dir = TempDir::new("env");
-    let elsewhere = dir.0.join("audit/elsewhere.log");
+    let elsewhere = dir.join("audit/elsewhere.log");
     let options = EngineOptions::default()
         .with_env(|k| match k {
             "TENANT_ID" => Some("plant-7".to_owned()),
@@ -170,7 +168,7 @@ fn tenant_and_audit_path_come_from_the_environment() {
     assert_eq!(options.default_tenant, "plant-7");
     let rt = runtime();
     let r = rt.block_on(async {
-        let engine = engine(&dir.0.join("data"), options).await;
+        let engine = engine(&dir.join("data"), options).await;
         engine
             .ask("How many factories do we have?", caller("analyst", None))
             .await
@@ -183,7 +181,7 @@ fn tenant_and_audit_path_come_from_the_environment() {
             .iter()
             .all(|e| e["tenant_id"] == "plant-7" && e["trace_id"] == r.trace_id)
     );
-    assert!(!dir.0.join("data/logs/audit_events.log").exists());
+    assert!(!dir.join("data/logs/audit_events.log").exists());
     // A tenant that could escape an artifact path is refused, naming the variable.
     let err = EngineOptions::default()
         .with_env(|k| (k == "TENANT_ID").then(|| "../etc".to_owned()))
@@ -284,7 +282,7 @@ fn logs_are_inside_the_run_span_and_metrics_name_node_tenant_and_code() {
     let (ok, refused) = metrics::with_local_recorder(&recorder, || {
         tracing::subscriber::with_default(subscriber, || {
             runtime().block_on(async {
-                let engine = engine(&dir.0, EngineOptions::default()).await;
+                let engine = engine(dir.path(), EngineOptions::default()).await;
                 let ok = engine
                     .ask(
                         "How many factories do we have?",
@@ -441,7 +439,7 @@ fn a_tenant_uses_only_its_datasources_and_a_refusal_is_audited() {
         let engine = Engine::open(
             DatasourceRegistry::ad_hoc(&url).unwrap(),
             Arc::new(OfflinePlanner::new()),
-            &dir.0,
+            dir.path(),
         )
         .unwrap()
         .with_policy_file(policy);
@@ -532,7 +530,7 @@ fn a_panic_outside_the_scans_fails_the_run_with_unknown_error() {
         let engine = Engine::open(
             DatasourceRegistry::ad_hoc(&url).unwrap(),
             Arc::new(PanickingPlanner(OfflinePlanner::new())),
-            &dir.0,
+            dir.path(),
         )
         .unwrap();
         assert!(engine.index_all().await.failed.is_empty());
@@ -565,7 +563,7 @@ fn a_panic_outside_the_scans_fails_the_run_with_unknown_error() {
 fn an_artifact_that_cannot_be_written_fails_the_scan_saying_why_and_is_not_retried() {
     let dir = TempDir::new("artifact-fault");
     let url = format!("sqlite://{}", fixture().canonicalize().unwrap().display());
-    let store_dir = dir.0.join("results");
+    let store_dir = dir.join("results");
     let store = nl2sql_artifacts::LocalArtifactStore::new(
         &store_dir,
         nl2sql_artifacts::PathTemplate::parse(nl2sql_artifacts::DEFAULT_PATH_TEMPLATE).unwrap(),
@@ -579,7 +577,7 @@ fn an_artifact_that_cannot_be_written_fails_the_scan_saying_why_and_is_not_retri
         let engine = Engine::open(
             DatasourceRegistry::ad_hoc(&url).unwrap(),
             Arc::new(OfflinePlanner::new()),
-            &dir.0.join("data"),
+            &dir.join("data"),
         )
         .unwrap()
         .with_artifacts(Arc::new(store));
@@ -629,7 +627,7 @@ fn a_panicking_logical_validator_is_a_validator_crash_retried_within_the_budget(
         let engine = Engine::open(
             DatasourceRegistry::ad_hoc(&url).unwrap(),
             Arc::new(OfflinePlanner::new()),
-            &dir.0.join("data"),
+            &dir.join("data"),
         )
         .unwrap()
         .with_options(options);

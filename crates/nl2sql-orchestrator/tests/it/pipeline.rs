@@ -17,35 +17,11 @@ use nl2sql_planner::{
 };
 use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{ConfigFile, EnvSecrets, ErrorCode, PipelineError, RunStatus, ScanStatus};
+use nl2sql_test_support::TempDir;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
-}
-
-/// A fresh directory under the system temp dir (removed on drop).
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "nl2sql-orch-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::support::fixture;
 
 fn fast_options() -> EngineOptions {
     EngineOptions {
@@ -97,7 +73,7 @@ fn codes(r: &RunResult) -> Vec<ErrorCode> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn counts_factories_exactly() {
     let dir = TempDir::new("count");
-    let engine = fixture_engine(&dir.0, Arc::new(OfflinePlanner::new())).await;
+    let engine = fixture_engine(dir.path(), Arc::new(OfflinePlanner::new())).await;
     let r = engine
         .ask("How many factories do we have?", AskOptions::default())
         .await;
@@ -125,13 +101,13 @@ async fn counts_factories_exactly() {
         assert!(r.timings.contains_key(stage), "{stage}: {:?}", r.timings);
     }
     // One artifact, complete, under its final name.
-    assert_eq!(parquet_files(&dir.0.join("artifacts")).len(), 1);
+    assert_eq!(parquet_files(&dir.join("artifacts")).len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_a_grouped_question_with_the_expected_table() {
     let dir = TempDir::new("grouped");
-    let engine = fixture_engine(&dir.0, Arc::new(OfflinePlanner::new())).await;
+    let engine = fixture_engine(dir.path(), Arc::new(OfflinePlanner::new())).await;
     let r = engine
         .ask("How many machines per factory?", AskOptions::default())
         .await;
@@ -160,7 +136,7 @@ async fn answers_a_grouped_question_with_the_expected_table() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reports_a_question_the_planner_cannot_link() {
     let dir = TempDir::new("unlinked");
-    let engine = fixture_engine(&dir.0, Arc::new(OfflinePlanner::new())).await;
+    let engine = fixture_engine(dir.path(), Arc::new(OfflinePlanner::new())).await;
     let r = engine
         .ask(
             "What is the airspeed velocity of an unladen swallow?",
@@ -183,8 +159,8 @@ async fn reports_a_question_the_planner_cannot_link() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_vanished_datasource_gives_a_partial_answer_naming_it() {
     let dir = TempDir::new("partial");
-    let north = dir.0.join("north.db");
-    let south = dir.0.join("south.db");
+    let north = dir.join("north.db");
+    let south = dir.join("south.db");
     std::fs::copy(fixture(), &north).unwrap();
     std::fs::copy(fixture(), &south).unwrap();
     let toml = format!(
@@ -193,8 +169,8 @@ async fn a_vanished_datasource_gives_a_partial_answer_naming_it() {
         south.display()
     );
     let config = ConfigFile::from_toml_str(&toml).unwrap();
-    let data = dir.0.join("data");
-    let registry = || DatasourceRegistry::from_config(&config, &dir.0, &EnvSecrets).unwrap();
+    let data = dir.join("data");
+    let registry = || DatasourceRegistry::from_config(&config, dir.path(), &EnvSecrets).unwrap();
     let planner: Arc<dyn Planner> = Arc::new(OfflinePlanner::new());
     let indexer = Engine::open(registry(), Arc::clone(&planner), &data).unwrap();
     let report = indexer.index_all().await;
@@ -256,7 +232,7 @@ async fn a_vanished_datasource_gives_a_partial_answer_naming_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_that_asks_to_change_data_is_refused_before_planning() {
     let dir = TempDir::new("intent");
-    let engine = fixture_engine(&dir.0, Arc::new(OfflinePlanner::new())).await;
+    let engine = fixture_engine(dir.path(), Arc::new(OfflinePlanner::new())).await;
     let r = engine
         .ask(
             "Please delete all factories in Berlin",
@@ -285,7 +261,7 @@ async fn a_question_that_asks_to_change_data_is_refused_before_planning() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_run_stops_promptly_and_leaves_no_artifact() {
     let dir = TempDir::new("cancel");
-    let engine = fixture_engine(&dir.0, Arc::new(OfflinePlanner::new())).await;
+    let engine = fixture_engine(dir.path(), Arc::new(OfflinePlanner::new())).await;
     let cancel = CancellationToken::new();
     cancel.cancel();
     let started = Instant::now();
@@ -302,14 +278,14 @@ async fn a_cancelled_run_stops_promptly_and_leaves_no_artifact() {
     assert_eq!(r.status, RunStatus::Cancelled);
     assert!(!r.success);
     assert_eq!(codes(&r), vec![ErrorCode::Cancelled]);
-    assert!(parquet_files(&dir.0.join("artifacts")).is_empty());
+    assert!(parquet_files(&dir.join("artifacts")).is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_global_timeout_stops_a_slow_planner() {
     let dir = TempDir::new("timeout");
     let planner = Arc::new(SlowPlanner(OfflinePlanner::new()));
-    let engine = fixture_engine(&dir.0, planner)
+    let engine = fixture_engine(dir.path(), planner)
         .await
         .with_options(EngineOptions {
             global_timeout: Duration::from_millis(200),
@@ -322,7 +298,7 @@ async fn a_global_timeout_stops_a_slow_planner() {
     assert!(started.elapsed() < Duration::from_secs(2));
     assert_eq!(r.status, RunStatus::TimedOut);
     assert_eq!(codes(&r), vec![ErrorCode::PipelineTimeout]);
-    assert!(parquet_files(&dir.0.join("artifacts")).is_empty());
+    assert!(parquet_files(&dir.join("artifacts")).is_empty());
 }
 
 /// GAP-12: cancelling one run leaves a concurrent run of the same engine alone.
@@ -334,7 +310,7 @@ async fn cancelling_one_run_leaves_a_concurrent_run_alone() {
         held: "factories",
         entered: tokio::sync::Notify::new(),
     });
-    let engine = Arc::new(fixture_engine(&dir.0, planner.clone()).await);
+    let engine = Arc::new(fixture_engine(dir.path(), planner.clone()).await);
     let cancel = CancellationToken::new();
     let held = {
         let engine = Arc::clone(&engine);
@@ -372,7 +348,7 @@ async fn cancelling_one_run_leaves_a_concurrent_run_alone() {
     assert_eq!(free.status, RunStatus::Succeeded);
     assert_eq!(free.rows, Some(vec![vec![json!(3)]]), "{:?}", free.rows);
     // Only the free run left a result.
-    let artifacts = parquet_files(&dir.0.join("artifacts"));
+    let artifacts = parquet_files(&dir.join("artifacts"));
     assert_eq!(artifacts.len(), 1, "the free run's scan: {artifacts:?}");
     assert!(
         artifacts
@@ -510,7 +486,7 @@ async fn a_model_that_cannot_refine_or_answer_falls_back_to_the_offline_steps() 
         model_down: true,
         ..FlakyPlanner::default()
     });
-    let engine = fixture_engine(&dir.0, planner.clone()).await;
+    let engine = fixture_engine(dir.path(), planner.clone()).await;
     let r = engine
         .ask("List the names of all factories", AskOptions::default())
         .await;
@@ -583,7 +559,7 @@ impl Planner for GarbledOnce {
 async fn an_unparsable_decomposition_is_re_prompted_with_the_parse_error() {
     let dir = TempDir::new("garbled");
     let planner = Arc::new(GarbledOnce::default());
-    let engine = fixture_engine(&dir.0, planner.clone()).await;
+    let engine = fixture_engine(dir.path(), planner.clone()).await;
     let r = engine
         .ask("How many factories do we have?", AskOptions::default())
         .await;
@@ -598,7 +574,7 @@ async fn an_unparsable_decomposition_is_re_prompted_with_the_parse_error() {
     // With no retry left, the error is the run's.
     let dir = TempDir::new("garbled-no-retry");
     let planner = Arc::new(GarbledOnce::default());
-    let engine = fixture_engine(&dir.0, planner.clone())
+    let engine = fixture_engine(dir.path(), planner.clone())
         .await
         .with_options(EngineOptions {
             decomposer_max_retries: 0,
@@ -615,7 +591,7 @@ async fn an_unparsable_decomposition_is_re_prompted_with_the_parse_error() {
 async fn an_invalid_first_plan_is_refined_and_retried() {
     let dir = TempDir::new("retry");
     let planner = Arc::new(FlakyPlanner::default());
-    let engine = fixture_engine(&dir.0, planner.clone()).await;
+    let engine = fixture_engine(dir.path(), planner.clone()).await;
     let r = engine
         .ask("List the names of all factories", AskOptions::default())
         .await;
@@ -637,16 +613,13 @@ async fn an_invalid_first_plan_is_refined_and_retried() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_run_log_has_one_line_per_node_with_the_trace_id() {
     let dir = TempDir::new("runlog");
-    let engine = fixture_engine(&dir.0, Arc::new(OfflinePlanner::new())).await;
+    let engine = fixture_engine(dir.path(), Arc::new(OfflinePlanner::new())).await;
     let r = engine
         .ask("How many factories do we have?", AskOptions::default())
         .await;
     assert!(r.success);
     let path = engine.run_log_path(&r.trace_id).unwrap();
-    assert_eq!(
-        path,
-        dir.0.join("runs").join(format!("{}.jsonl", r.trace_id))
-    );
+    assert_eq!(path, dir.join("runs").join(format!("{}.jsonl", r.trace_id)));
     let entries = read_run_log(&path).unwrap();
     assert!(entries.iter().all(|e| e.trace_id == r.trace_id));
     let seqs: Vec<u64> = entries.iter().map(|e| e.seq).collect();

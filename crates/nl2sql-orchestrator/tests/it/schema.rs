@@ -6,7 +6,6 @@
 #![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -22,32 +21,9 @@ use nl2sql_state::{
     ArtifactDurability, ArtifactsSection, ConfigFile, EnvSecrets, ErrorCode, MismatchPolicy,
     PipelineError,
 };
+use nl2sql_test_support::TempDir;
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "nl2sql-schema-{name}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::SeqCst)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::support::fixture;
 
 /// A writable copy of the fixture in `dir` and its ad-hoc registry (id `plant`).
 fn plant(dir: &Path) -> (PathBuf, DatasourceRegistry) {
@@ -73,13 +49,9 @@ fn write(db: &Path, sql: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_a_datasource_whose_structure_changed_is_indexed_again() {
     let dir = TempDir::new("stale");
-    let (db, registry) = plant(&dir.0);
-    let engine = Engine::open(
-        registry,
-        Arc::new(OfflinePlanner::new()),
-        &dir.0.join("data"),
-    )
-    .unwrap();
+    let (db, registry) = plant(dir.path());
+    let engine =
+        Engine::open(registry, Arc::new(OfflinePlanner::new()), &dir.join("data")).unwrap();
     let first = engine.index_stale().await;
     assert_eq!(first.indexed.len(), 1, "never indexed: {:?}", first.failed);
     let v1 = first.indexed[0].schema_version.clone();
@@ -115,12 +87,8 @@ async fn only_a_datasource_whose_structure_changed_is_indexed_again() {
     drop(engine);
     std::fs::remove_file(&db).unwrap();
     let registry = DatasourceRegistry::ad_hoc(&format!("sqlite://{}", db.display())).unwrap();
-    let engine = Engine::open(
-        registry,
-        Arc::new(OfflinePlanner::new()),
-        &dir.0.join("data"),
-    )
-    .unwrap();
+    let engine =
+        Engine::open(registry, Arc::new(OfflinePlanner::new()), &dir.join("data")).unwrap();
     let gone = engine.index_stale().await;
     assert!(gone.indexed.is_empty());
     assert_eq!(gone.failed.len(), 1);
@@ -157,7 +125,7 @@ const MISMATCH: &str = "Schema version mismatch for datasources: plant";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mismatch_policy_warns_fails_or_ignores() {
     let dir = TempDir::new("mismatch-warn");
-    let r = mismatched(&dir.0, MismatchPolicy::Warn)
+    let r = mismatched(dir.path(), MismatchPolicy::Warn)
         .await
         .ask(QUESTION, AskOptions::default())
         .await;
@@ -165,7 +133,7 @@ async fn the_mismatch_policy_warns_fails_or_ignores() {
     assert!(r.warnings.iter().any(|w| w == MISMATCH), "{:?}", r.warnings);
 
     let dir = TempDir::new("mismatch-fail");
-    let r = mismatched(&dir.0, MismatchPolicy::Fail)
+    let r = mismatched(dir.path(), MismatchPolicy::Fail)
         .await
         .ask(QUESTION, AskOptions::default())
         .await;
@@ -176,7 +144,7 @@ async fn the_mismatch_policy_warns_fails_or_ignores() {
     assert_eq!(r.errors[0].message, MISMATCH);
 
     let dir = TempDir::new("mismatch-ignore");
-    let r = mismatched(&dir.0, MismatchPolicy::Ignore)
+    let r = mismatched(dir.path(), MismatchPolicy::Ignore)
         .await
         .ask(QUESTION, AskOptions::default())
         .await;
@@ -191,14 +159,10 @@ async fn the_mismatch_policy_warns_fails_or_ignores() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_no_ranked_datasource_every_indexed_one_is_considered() {
     let dir = TempDir::new("fallback");
-    let (_, registry) = plant(&dir.0);
-    let engine = Engine::open(
-        registry,
-        Arc::new(OfflinePlanner::new()),
-        &dir.0.join("data"),
-    )
-    .unwrap()
-    .with_options(options(MismatchPolicy::Warn));
+    let (_, registry) = plant(dir.path());
+    let engine = Engine::open(registry, Arc::new(OfflinePlanner::new()), &dir.join("data"))
+        .unwrap()
+        .with_options(options(MismatchPolicy::Warn));
     // Nothing indexed: the index cannot help, and says so.
     let r = engine.ask("Xyzzy plugh?", AskOptions::default()).await;
     assert_eq!(r.errors.len(), 1, "{:#?}", r.errors);
@@ -255,16 +219,16 @@ impl Planner for Recording {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn documentation_files_reach_the_index_and_the_decomposer() {
     let dir = TempDir::new("docs");
-    std::fs::copy(fixture(), dir.0.join("plant.db")).unwrap();
+    std::fs::copy(fixture(), dir.join("plant.db")).unwrap();
     std::fs::write(
-        dir.0.join("docs.json"),
+        dir.join("docs.json"),
         r#"{"version": 1, "datasources": {"plant": {"domains": ["manufacturing", " stock "],
             "tables": {"inventory": {
             "description": "Stock per warehouse", "columns": {"on_hand": "Units on the shelf"}}}}}}"#,
     )
     .unwrap();
     std::fs::write(
-        dir.0.join("questions.json"),
+        dir.join("questions.json"),
         r#"{"version": 1, "datasources": {"plant": ["How many units are on the shelf?"]}}"#,
     )
     .unwrap();
@@ -273,13 +237,13 @@ async fn documentation_files_reach_the_index_and_the_decomposer() {
          [[datasources]]\nid = \"plant\"\nurl = \"sqlite://plant.db\"\n",
     )
     .unwrap();
-    let docs = load_docs(&config, &dir.0).unwrap();
-    let registry = DatasourceRegistry::from_config(&config, &dir.0, &EnvSecrets).unwrap();
+    let docs = load_docs(&config, dir.path()).unwrap();
+    let registry = DatasourceRegistry::from_config(&config, dir.path(), &EnvSecrets).unwrap();
     let planner = Arc::new(Recording {
         inner: OfflinePlanner::new(),
         seen: Mutex::new(Vec::new()),
     });
-    let engine = Engine::open(registry, planner.clone(), &dir.0.join("data"))
+    let engine = Engine::open(registry, planner.clone(), &dir.join("data"))
         .unwrap()
         .with_options(options(MismatchPolicy::Warn))
         .with_docs(docs);
@@ -317,7 +281,7 @@ async fn documentation_files_reach_the_index_and_the_decomposer() {
         "version = 1\nquestions = \"nope.json\"\n\n[[datasources]]\nid = \"plant\"\nurl = \"sqlite://plant.db\"\n",
     )
     .unwrap();
-    let err = load_docs(&bad, &dir.0).unwrap_err().to_string();
+    let err = load_docs(&bad, dir.path()).unwrap_err().to_string();
     assert!(
         err.starts_with("questions: ") && err.contains("nope.json"),
         "{err}"
@@ -327,20 +291,16 @@ async fn documentation_files_reach_the_index_and_the_decomposer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_configured_artifact_store_receives_the_results() {
     let dir = TempDir::new("artifacts");
-    let (_, registry) = plant(&dir.0);
+    let (_, registry) = plant(dir.path());
     let memory = ArtifactsSection {
         uri: "memory://results".to_owned(),
         path_template: None,
         durability: ArtifactDurability::Atomic,
     };
-    let engine = Engine::open(
-        registry,
-        Arc::new(OfflinePlanner::new()),
-        &dir.0.join("data"),
-    )
-    .unwrap()
-    .with_options(options(MismatchPolicy::Warn))
-    .with_artifacts(artifact_store(&memory, &dir.0, &[]).unwrap());
+    let engine = Engine::open(registry, Arc::new(OfflinePlanner::new()), &dir.join("data"))
+        .unwrap()
+        .with_options(options(MismatchPolicy::Warn))
+        .with_artifacts(artifact_store(&memory, dir.path(), &[]).unwrap());
     engine.index_all().await;
     let r = engine.ask(QUESTION, AskOptions::default()).await;
     assert!(r.success, "{:#?}", r.errors);
@@ -358,19 +318,19 @@ async fn the_configured_artifact_store_receives_the_results() {
         path_template: Some("runs/<request_id>/<dag_node_id>.parquet".to_owned()),
         durability: ArtifactDurability::Synced,
     };
-    let (_, registry) = plant(&dir.0);
+    let (_, registry) = plant(dir.path());
     let engine = Engine::open(
         registry,
         Arc::new(OfflinePlanner::new()),
-        &dir.0.join("data2"),
+        &dir.join("data2"),
     )
     .unwrap()
     .with_options(options(MismatchPolicy::Warn))
-    .with_artifacts(artifact_store(&local, &dir.0, &[]).unwrap());
+    .with_artifacts(artifact_store(&local, dir.path(), &[]).unwrap());
     engine.index_all().await;
     let r = engine.ask(QUESTION, AskOptions::default()).await;
     assert!(r.success, "{:#?}", r.errors);
-    let runs = dir.0.join("out/runs");
+    let runs = dir.join("out/runs");
     let written: Vec<_> = std::fs::read_dir(&runs)
         .unwrap()
         .flatten()
@@ -379,7 +339,7 @@ async fn the_configured_artifact_store_receives_the_results() {
         .collect();
     assert_eq!(written.len(), 1, "{written:?}");
     assert!(written[0].extension().is_some_and(|x| x == "parquet"));
-    assert!(!dir.0.join("data2/artifacts").join("runs").exists());
+    assert!(!dir.join("data2/artifacts").join("runs").exists());
 
     // A bad template or scheme is INVALID_STATE naming the key.
     let bad = ArtifactsSection {
@@ -387,7 +347,7 @@ async fn the_configured_artifact_store_receives_the_results() {
         path_template: None,
         durability: ArtifactDurability::Atomic,
     };
-    let err = artifact_store(&bad, &dir.0, &[]).err().unwrap();
+    let err = artifact_store(&bad, dir.path(), &[]).err().unwrap();
     assert_eq!(err.code, ErrorCode::InvalidState);
     assert!(err.message.starts_with("artifacts.uri"), "{}", err.message);
 }
@@ -476,14 +436,10 @@ fn settings_come_from_the_file_then_the_environment() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_explicit_datasource_is_used_and_an_unknown_one_is_named() {
     let dir = TempDir::new("override");
-    let (_, registry) = plant(&dir.0);
-    let engine = Engine::open(
-        registry,
-        Arc::new(OfflinePlanner::new()),
-        &dir.0.join("data"),
-    )
-    .unwrap()
-    .with_options(options(MismatchPolicy::Warn));
+    let (_, registry) = plant(dir.path());
+    let engine = Engine::open(registry, Arc::new(OfflinePlanner::new()), &dir.join("data"))
+        .unwrap()
+        .with_options(options(MismatchPolicy::Warn));
     engine.index_all().await;
     // No word of this question is in the datasource's documents; the override needs none.
     let pick = |id: &str| AskOptions {

@@ -34,9 +34,7 @@ const POLICY: &str = r#"{"version": 1, "roles": {
 
 const COUNT_QUESTION: &str = "How many factories do we have?";
 
-fn fixture() -> PathBuf {
-    nl2sql_test_support::manufacturing_db()
-}
+use nl2sql_test_support::manufacturing_db as fixture;
 
 /// A direct SQL count on the fixture.
 fn sql_count(table: &str) -> i64 {
@@ -92,16 +90,16 @@ async fn start_with(
     adjust: impl FnOnce(&mut ServerConfig),
 ) -> Server {
     let dir = TempDir::new(name);
-    std::fs::copy(fixture(), dir.0.join("plant.db")).unwrap();
+    std::fs::copy(fixture(), dir.join("plant.db")).unwrap();
     let file = ConfigFile::from_toml_str(
         "version = 1\n[[datasources]]\nid = \"plant\"\nurl = \"sqlite://plant.db\"\n",
     )
     .unwrap();
     let catalog = Catalog {
         file,
-        base_dir: dir.0.clone(),
+        base_dir: dir.to_path_buf(),
     };
-    let data = dir.0.join("data");
+    let data = dir.join("data");
     let policy = PolicyFile::from_json_str(POLICY).unwrap();
     let factory: EngineFactory = Arc::new(move |file: &ConfigFile, base: &Path| {
         let registry =
@@ -434,7 +432,7 @@ async fn rbac_refuses_a_role_without_the_datasource() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn datasources_are_added_indexed_and_removed() {
     let server = start("datasources", |_| {}).await;
-    let copy = server.dir.0.join("plant2.db");
+    let copy = server.dir.join("plant2.db");
     std::fs::copy(fixture(), &copy).unwrap();
     let entry = json!({"config": {
         "id": "plant2",
@@ -576,7 +574,7 @@ async fn execute_false_returns_sql_and_no_rows() {
     assert!(sql.contains("COUNT") && sql.contains("FACTORIES"), "{sql}");
     assert_eq!(body["results"], json!([]));
     assert_eq!(body["subqueries"][0]["row_count"], Value::Null);
-    assert!(files_with_extension(&server.dir.0.join("data"), "parquet").is_empty());
+    assert!(files_with_extension(&server.dir.join("data"), "parquet").is_empty());
     // The engine that executes is untouched: the next question runs.
     let (status, body) = server
         .ask(ANALYST_KEY, json!({"natural_language": COUNT_QUESTION}))
@@ -584,7 +582,7 @@ async fn execute_false_returns_sql_and_no_rows() {
     assert_eq!(status, 200);
     assert_eq!(single_value(&body), sql_count("factories"));
     assert_eq!(
-        files_with_extension(&server.dir.0.join("data"), "parquet").len(),
+        files_with_extension(&server.dir.join("data"), "parquet").len(),
         1
     );
 }
@@ -599,7 +597,7 @@ async fn ready_fails_when_the_datasource_file_is_gone() {
         body["checks"]["datasources"],
         json!({"total": 1, "reachable": 1})
     );
-    std::fs::remove_file(server.dir.0.join("plant.db")).unwrap();
+    std::fs::remove_file(server.dir.join("plant.db")).unwrap();
     let (status, body) = server.get("/ready", None).await;
     assert_eq!(status, 503, "{body:#}");
     assert_eq!(body["error_code"], "SERVICE_UNAVAILABLE");

@@ -13,6 +13,8 @@
 //! - `bench [filter]`: runs the criterion benches and writes `docs/benchmarks.md`.
 //! - `learn-fillers --from RESULTS.json`: learns the offline planner's filler words from a
 //!   lenient benchmark run over the Spider train split (see `fillers.rs`).
+//! - `learn-confidence --from RESULTS.json`: learns the offline planner's confidence model
+//!   from the same run (see `confidence.rs`).
 //!
 //! The crate uses only std (plus anyhow and serde_json): every tool is run with
 //! `std::process::Command`.
@@ -23,6 +25,7 @@ mod bench;
 mod ci;
 mod cmd;
 mod codegen;
+mod confidence;
 mod deps;
 mod fillers;
 mod snapshots;
@@ -42,7 +45,9 @@ commands:
   snapshots          runs the tests accepting snapshot changes and lists changed snapshots
   bench [filter]     runs the criterion benches and writes docs/benchmarks.md
   learn-fillers --from RESULTS.json
-                     learns the offline planner's filler words from a lenient Spider-train run";
+                     learns the offline planner's filler words from a lenient Spider-train run
+  learn-confidence --from RESULTS.json
+                     learns the offline planner's confidence model from the same run";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -58,6 +63,7 @@ fn main() -> ExitCode {
         ["bench"] => bench::run(&root, None),
         ["bench", filter] => bench::run(&root, Some(filter)),
         ["learn-fillers", "--from", from] => fillers::run(&root, Path::new(from)),
+        ["learn-confidence", "--from", from] => confidence::run(&root, Path::new(from)),
         ["help" | "--help" | "-h"] => {
             println!("{USAGE}");
             Ok(())

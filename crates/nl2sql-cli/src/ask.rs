@@ -217,7 +217,7 @@ pub(crate) fn planner_of(
         PlannerKind::Offline
     });
     let (choice, key) = match kind {
-        PlannerKind::Offline => (PlannerChoice::Offline, None),
+        PlannerKind::Offline => (settings::offline_planner(&settings::process_env)?, None),
         PlannerKind::Llm => match llm {
             Some((p, key)) => (PlannerChoice::Llm(p), Some(key)),
             None => bail!("--planner llm needs --llm-config FILE (or LLM_CONFIG)"),
@@ -549,12 +549,31 @@ fn explanation(result: &RunResult) -> String {
                             )
                         })
                         .collect();
+                    let confidence = reading["confidence"].as_f64().unwrap_or(0.0);
                     let _ = writeln!(
                         out,
-                        "    interpretation (confidence {}): {}",
-                        reading["confidence"],
+                        "    interpretation (confidence {confidence:.2}): {}",
                         spans.join("; ")
                     );
+                    // The learned traits that weighed most, either way.
+                    let mut signals: Vec<(String, f64)> = reading["signals"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|s| {
+                            Some((s["name"].as_str()?.to_owned(), s["weight"].as_f64()?))
+                        })
+                        .filter(|(_, w)| *w != 0.0)
+                        .collect();
+                    signals.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then(a.0.cmp(&b.0)));
+                    if !signals.is_empty() {
+                        let shown: Vec<String> = signals
+                            .iter()
+                            .take(6)
+                            .map(|(name, w)| format!("{name} {w:+.2}"))
+                            .collect();
+                        let _ = writeln!(out, "    confidence weighed: {}", shown.join(", "));
+                    }
                 }
             }
             if let Some(sql) = &attempt.sql {

@@ -401,7 +401,7 @@ pub(crate) fn planner_configs(args: &Args) -> anyhow::Result<Vec<(String, BenchP
         match kind {
             PlannerKind::Offline => out.push((
                 "offline".to_owned(),
-                BenchPlanner::Choice(PlannerChoice::Offline),
+                BenchPlanner::Choice(settings::offline_planner(&process_env)?),
             )),
             PlannerKind::Llm => {
                 let files = if args.llm_configs.is_empty() {

@@ -39,13 +39,16 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
     let Some((label, choice)) = configs.into_iter().next() else {
         bail!("no planner to benchmark");
     };
-    let (label, choice) = match choice {
-        BenchPlanner::Choice(PlannerChoice::Offline) if args.lenient => (
-            "offline (lenient)".to_owned(),
-            BenchPlanner::Choice(PlannerChoice::OfflineLenient),
-        ),
-        other => (label, other),
-    };
+    let (label, choice) =
+        match choice {
+            BenchPlanner::Choice(
+                PlannerChoice::Offline | PlannerChoice::OfflineMinConfidence(_),
+            ) if args.lenient => (
+                "offline (lenient)".to_owned(),
+                BenchPlanner::Choice(PlannerChoice::OfflineLenient),
+            ),
+            other => (label, other),
+        };
     let planner: Arc<dyn Planner> = match choice {
         BenchPlanner::Choice(choice) => build_planner(&choice, None)?,
         BenchPlanner::Matrix(config) => Arc::new(
@@ -148,6 +151,20 @@ fn render(report: &SpiderReport, label: &str) -> String {
             100.0 * r.retrieved_gold_tables as f64 / r.gold_tables as f64
         },
         r.mean_context_tables
+    );
+    let _ = writeln!(
+        out,
+        "every gold column in {} of {} contexts; {} of {} gold columns ({:.1}%); {:.1} columns per context",
+        r.complete_columns,
+        r.questions,
+        r.retrieved_gold_columns,
+        r.gold_columns,
+        if r.gold_columns == 0 {
+            0.0
+        } else {
+            100.0 * r.retrieved_gold_columns as f64 / r.gold_columns as f64
+        },
+        r.mean_context_columns
     );
     let _ = writeln!(
         out,

@@ -92,7 +92,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
         PlannerKind::Offline
     });
     let (choice, info) = match kind {
-        PlannerKind::Offline => (PlannerChoice::Offline, PlannerInfo::Offline),
+        PlannerKind::Offline => (
+            settings::offline_planner(&process_env)?,
+            PlannerInfo::Offline,
+        ),
         PlannerKind::Llm => match llm {
             Some((p, key)) => {
                 let config = read_llm(&p).with_context(|| key.to_owned())?;

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use nl2sql_index::{IndexSettings, LexicalIndex, SchemaStore};
-use nl2sql_orchestrator::{DatasourceRegistry, EngineOptions};
+use nl2sql_orchestrator::{DatasourceRegistry, EngineOptions, PlannerChoice};
 use nl2sql_planner_llm::LlmConfig;
 use nl2sql_state::{ArtifactDurability, ArtifactsSection, Secret};
 
@@ -63,7 +63,21 @@ pub(crate) fn validate(lookup: Lookup<'_>) -> anyhow::Result<()> {
     Storage::of(lookup, Path::new("."))?;
     artifacts_setting(lookup, None, Path::new("."))?;
     config_path(None, lookup)?;
+    offline_planner(lookup)?;
     Ok(())
+}
+
+/// The offline planner: `OFFLINE_MIN_CONFIDENCE` (a number from 0 to 1) replaces its
+/// learned confidence threshold (0: it answers every reading it can place).
+pub(crate) fn offline_planner(lookup: Lookup<'_>) -> anyhow::Result<PlannerChoice> {
+    const KEY: &str = "OFFLINE_MIN_CONFIDENCE";
+    let Some(v) = lookup(KEY) else {
+        return Ok(PlannerChoice::Offline);
+    };
+    match v.trim().parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(PlannerChoice::OfflineMinConfidence(x)),
+        _ => bail!("{KEY}: '{v}' is not a number from 0 to 1"),
+    }
 }
 
 // ---------------------------------------------------------------------------------------

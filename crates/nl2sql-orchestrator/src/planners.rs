@@ -11,10 +11,14 @@ use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::ConfigError;
 
 /// The planner behind a run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum PlannerChoice {
-    /// The offline deterministic planner (no network, no model).
+    /// The offline deterministic planner (no network, no model), refusing readings below
+    /// its learned confidence threshold.
     Offline,
+    /// The offline planner refusing readings whose confidence is below this instead
+    /// (`OFFLINE_MIN_CONFIDENCE`; 0 never refuses on confidence).
+    OfflineMinConfidence(f64),
     /// The offline planner answering even when it cannot place every word (benchmarks
     /// and learning only).
     OfflineLenient,
@@ -32,6 +36,9 @@ pub fn build_planner(
 ) -> Result<Arc<dyn Planner>, ConfigError> {
     let planner: Arc<dyn Planner> = match choice {
         PlannerChoice::Offline => Arc::new(OfflinePlanner::new()),
+        PlannerChoice::OfflineMinConfidence(min) => {
+            Arc::new(OfflinePlanner::new().with_min_confidence(*min))
+        }
         PlannerChoice::OfflineLenient => Arc::new(OfflinePlanner::lenient()),
         PlannerChoice::Llm(path) => {
             let text = std::fs::read_to_string(path)

@@ -126,6 +126,9 @@ pub struct SpiderResult {
     pub retrieval: Option<Retrieval>,
     /// The lowest confidence of the plans, when they carry one.
     pub confidence: Option<f64>,
+    /// The traits the plans' confidence was computed from (what `cargo xtask
+    /// learn-confidence` learns from), each once, sorted.
+    pub signals: Vec<String>,
 }
 
 /// The tables a run's schema retrieval gave the planner, against the gold query's.
@@ -137,6 +140,12 @@ pub struct Retrieval {
     pub gold_tables: Vec<String>,
     /// Gold tables the context lacked.
     pub missing: Vec<String>,
+    /// How many columns the context held (every table's).
+    pub columns: usize,
+    /// The columns the gold query reads, `table.column` (lower case).
+    pub gold_columns: Vec<String>,
+    /// Gold columns the context lacked (a column of a missing table is missing too).
+    pub missing_columns: Vec<String>,
 }
 
 /// Retrieval recall over the questions that reached schema retrieval.
@@ -152,6 +161,14 @@ pub struct RetrievalRecall {
     pub retrieved_gold_tables: usize,
     /// Mean tables per context.
     pub mean_context_tables: f64,
+    /// Of `questions`, the ones whose context held every gold column.
+    pub complete_columns: usize,
+    /// Gold columns over all those questions.
+    pub gold_columns: usize,
+    /// Of `gold_columns`, retrieved.
+    pub retrieved_gold_columns: usize,
+    /// Mean columns per context.
+    pub mean_context_columns: f64,
 }
 
 /// Counts over a set of questions.
@@ -277,6 +294,17 @@ pub async fn run_spider(
                 .iter()
                 .map(|r| r.table.to_lowercase())
                 .collect();
+            let gold_columns: Vec<String> = checked
+                .reads
+                .iter()
+                .flat_map(|r| {
+                    r.columns
+                        .iter()
+                        .map(|c| format!("{}.{}", r.table, c).to_lowercase())
+                })
+                .collect::<std::collections::BTreeSet<String>>()
+                .into_iter()
+                .collect();
             let gold = match checked.guarded.take() {
                 Some(sql) => adapter.run_sql(&sql, adapter.limits()).await,
                 None => ResultFrame::failed(
@@ -309,14 +337,30 @@ pub async fn run_spider(
                 .iter()
                 .filter_map(|i| i.get("confidence").and_then(serde_json::Value::as_f64))
                 .reduce(f64::min);
+            let signals: Vec<String> = interpretations
+                .iter()
+                .filter_map(|i| i.get("signals").and_then(serde_json::Value::as_array))
+                .flatten()
+                .filter_map(|s| s.get("name").and_then(serde_json::Value::as_str))
+                .map(str::to_owned)
+                .collect::<std::collections::BTreeSet<String>>()
+                .into_iter()
+                .collect();
             let retrieved = retrieved_tables(&options.data_dir.join(db_id), &run.trace_id);
-            let retrieval = retrieved.map(|tables| Retrieval {
+            let retrieval = retrieved.map(|(tables, columns)| Retrieval {
                 missing: gold_tables
                     .iter()
                     .filter(|g| !tables.contains(g))
                     .cloned()
                     .collect(),
+                missing_columns: gold_columns
+                    .iter()
+                    .filter(|g| !columns.contains(g))
+                    .cloned()
+                    .collect(),
                 gold_tables: gold_tables.clone(),
+                gold_columns: gold_columns.clone(),
+                columns: columns.len(),
                 tables,
             });
             let result = SpiderResult {
@@ -324,6 +368,7 @@ pub async fn run_spider(
                 unplaced,
                 fillers,
                 confidence,
+                signals,
                 index: i,
                 db_id: db_id.to_owned(),
                 question: case.question.clone(),
@@ -494,24 +539,36 @@ fn spans_where(interpretations: &[&serde_json::Value], keep: impl Fn(&str) -> bo
 }
 
 /// The tables the schema retrievals of run `trace_id` gave the planner (lower case, bare
-/// names), from its run log under `data_dir`; `None` when it has no retrieval.
-fn retrieved_tables(data_dir: &Path, trace_id: &str) -> Option<Vec<String>> {
+/// names) and their columns (`table.column`, lower case, sorted), from its run log under
+/// `data_dir`; `None` when it has no retrieval.
+fn retrieved_tables(data_dir: &Path, trace_id: &str) -> Option<(Vec<String>, Vec<String>)> {
     let entries =
         crate::engine::read_run_log(&crate::engine::run_log_path(data_dir, trace_id)).ok()?;
+    let bare = |name: &str| name.rsplit('.').next().unwrap_or(name).to_lowercase();
     let mut tables: Vec<String> = Vec::new();
+    let mut columns: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let mut any = false;
     for e in entries.iter().filter(|e| e.node == "schema_retriever") {
         any = true;
         for t in e.delta["tables"].as_array().into_iter().flatten() {
-            if let Some(name) = t.as_str() {
-                let bare = name.rsplit('.').next().unwrap_or(name).to_lowercase();
-                if !tables.contains(&bare) {
-                    tables.push(bare);
-                }
+            if let Some(name) = t.as_str()
+                && !tables.contains(&bare(name))
+            {
+                tables.push(bare(name));
+            }
+        }
+        for (table, cols) in e.delta["columns"].as_object().into_iter().flatten() {
+            for c in cols
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.as_str())
+            {
+                columns.insert(format!("{}.{}", bare(table), c.to_lowercase()));
             }
         }
     }
-    any.then_some(tables)
+    any.then(|| (tables, columns.into_iter().collect()))
 }
 
 /// Retrieval recall over `results`.
@@ -523,15 +580,28 @@ fn recall(results: &[SpiderResult]) -> RetrievalRecall {
     let gold_tables: usize = reached.iter().map(|r| r.gold_tables.len()).sum();
     let missing: usize = reached.iter().map(|r| r.missing.len()).sum();
     let context: usize = reached.iter().map(|r| r.tables.len()).sum();
+    let gold_columns: usize = reached.iter().map(|r| r.gold_columns.len()).sum();
+    let missing_columns: usize = reached.iter().map(|r| r.missing_columns.len()).sum();
+    let context_columns: usize = reached.iter().map(|r| r.columns).sum();
+    let mean = |n: usize| {
+        if reached.is_empty() {
+            0.0
+        } else {
+            n as f64 / reached.len() as f64
+        }
+    };
     RetrievalRecall {
         questions: reached.len(),
         complete: reached.iter().filter(|r| r.missing.is_empty()).count(),
         gold_tables,
         retrieved_gold_tables: gold_tables - missing,
-        mean_context_tables: if reached.is_empty() {
-            0.0
-        } else {
-            context as f64 / reached.len() as f64
-        },
+        mean_context_tables: mean(context),
+        complete_columns: reached
+            .iter()
+            .filter(|r| r.missing_columns.is_empty())
+            .count(),
+        gold_columns,
+        retrieved_gold_columns: gold_columns - missing_columns,
+        mean_context_columns: mean(context_columns),
     }
 }

@@ -22,5 +22,5 @@ pub use model::{
     AGGREGATE_FUNCTIONS, CaseWhen, Direction, Expr, ExprKind, GroupByItem, Interpretation,
     InterpretedSpan, JoinSpec, JoinType, LiteralValue, MAX_DEPTH, MAX_DOCUMENT_BYTES,
     MAX_IDENT_LEN, MAX_LIST_LEN, Op, OrderItem, PlanModel, PlanParseError, QueryType, SelectItem,
-    TableRef, parse_plan, plan_json_schema,
+    Signal, TableRef, parse_plan, plan_json_schema,
 };

@@ -20,6 +20,7 @@ use std::collections::BTreeSet;
 use nl2sql_plan::{Expr, ExprKind, Interpretation, InterpretedSpan, LiteralValue, PlanModel};
 
 use super::analyze::Analysis;
+use super::confidence::{MODEL, signals};
 use super::link::{Mention, SchemaIndex, Target, TypeClass};
 use super::text::{Token, TokenKind, is_function_word, is_stop_word, number_word};
 
@@ -324,16 +325,8 @@ pub(crate) fn cover(
     let spans = merged;
     unplaced.sort_by_key(|(i, _)| *i);
     let unplaced: Vec<String> = unplaced.into_iter().map(|(_, w)| w).collect();
-    let ties = analysis
-        .mentions
-        .iter()
-        .filter(|m| !m.alternatives.is_empty())
-        .count();
-    let confidence = if unplaced.is_empty() {
-        (1.0 - 0.15 * ties as f64).max(0.1)
-    } else {
-        0.0
-    };
+    let (likely, signals) = MODEL.score(&signals(tokens, analysis, index, plan));
+    let confidence = if unplaced.is_empty() { likely } else { 0.0 };
     if !unplaced.is_empty() && suggestions.is_empty() {
         suggestions.push(rephrase_hint(index, plan));
     }
@@ -341,6 +334,7 @@ pub(crate) fn cover(
         interpretation: Interpretation {
             spans: spans.into_iter().map(|(_, s)| s).collect(),
             confidence,
+            signals,
         },
         unplaced,
         suggestions,

@@ -19,6 +19,7 @@
 mod analyze;
 mod answer;
 mod build;
+mod confidence;
 mod coverage;
 mod decompose;
 mod intent;
@@ -51,11 +52,17 @@ use text::tokenize;
 pub struct OfflinePlanner {
     /// Refuse a plan that leaves words of the question unplaced (the default).
     strict: bool,
+    /// Refuse a reading whose confidence is below this (the learned threshold by
+    /// default; 0 never refuses on confidence).
+    min_confidence: f64,
 }
 
 impl Default for OfflinePlanner {
     fn default() -> Self {
-        OfflinePlanner { strict: true }
+        OfflinePlanner {
+            strict: true,
+            min_confidence: confidence::MODEL.threshold,
+        }
     }
 }
 
@@ -70,7 +77,29 @@ impl OfflinePlanner {
     /// interpretation as `not placed`: for measuring what refusing costs, and for
     /// learning which words are fillers (`cargo xtask learn-fillers`). Not for users.
     pub fn lenient() -> Self {
-        OfflinePlanner { strict: false }
+        OfflinePlanner {
+            strict: false,
+            min_confidence: 0.0,
+        }
+    }
+
+    /// The same planner refusing readings whose confidence (the probability, learned by
+    /// `cargo xtask learn-confidence`, that the reading is right) is below `min` instead
+    /// of the learned threshold: 0 answers every reading it can place, 1 refuses all.
+    #[must_use]
+    pub fn with_min_confidence(mut self, min: f64) -> Self {
+        self.min_confidence = min.clamp(0.0, 1.0);
+        self
+    }
+
+    /// The confidence below which this planner refuses a reading.
+    pub fn min_confidence(&self) -> f64 {
+        self.min_confidence
+    }
+
+    /// The threshold the shipped confidence model was learned with.
+    pub fn learned_min_confidence() -> f64 {
+        confidence::MODEL.threshold
     }
 
     /// Decomposes a question without the async trait (the work is synchronous).
@@ -90,7 +119,7 @@ impl OfflinePlanner {
 
     /// Plans one sub-query without the async trait.
     pub fn plan_sync(&self, request: &PlanRequest) -> Result<PlanModel, PipelineError> {
-        plan(request, self.strict)
+        plan(request, self.strict, self.min_confidence)
     }
 
     /// Refiner feedback without the async trait.
@@ -198,6 +227,61 @@ fn uncovered_error(c: &Coverage) -> PipelineError {
     }))
 }
 
+/// The refusal of a reading whose every word is placed but which is less likely right
+/// than the threshold (`AMBIGUOUS_QUESTION`): it says what was understood, names the
+/// traits that lowered the confidence most (the question's words first), and suggests
+/// how to ask.
+fn unsure_error(c: &Coverage, min_confidence: f64) -> PipelineError {
+    let i = &c.interpretation;
+    let mut lowered: Vec<&nl2sql_plan::Signal> =
+        i.signals.iter().filter(|s| s.weight < 0.0).collect();
+    lowered.sort_by(|a, b| a.weight.total_cmp(&b.weight).then(a.name.cmp(&b.name)));
+    lowered.truncate(4);
+    let understood: Vec<String> = i
+        .spans
+        .iter()
+        .map(|s| format!("'{}' as {}", s.text, s.element))
+        .collect();
+    let mut message = format!(
+        "not sure enough of this reading to answer (confidence {:.2}, below {:.2})",
+        i.confidence, min_confidence
+    );
+    if !understood.is_empty() {
+        message.push_str(&format!("; understood {}", understood.join(", ")));
+    }
+    if !lowered.is_empty() {
+        message.push_str(&format!(
+            "; questions with {} were often read wrongly",
+            lowered
+                .iter()
+                .map(|s| confidence::describe(&s.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let doubtful: Vec<String> = lowered
+        .iter()
+        .filter_map(|s| confidence::words_of(&s.name))
+        .collect();
+    let suggestion = "ask it more plainly, one condition at a time, naming the table and \
+                      column you mean";
+    message.push_str(&format!("; {suggestion}"));
+    PipelineError::new(
+        "ast_planner",
+        ErrorCode::AmbiguousQuestion,
+        Severity::Error,
+        message,
+    )
+    .with_details(json!({
+        "confidence": i.confidence,
+        "min_confidence": min_confidence,
+        "doubtful": doubtful,
+        "lowered_by": lowered,
+        "understood": i.spans,
+        "suggestions": [suggestion],
+    }))
+}
+
 fn failure(message: String) -> PipelineError {
     PipelineError::new(
         "ast_planner",
@@ -210,7 +294,11 @@ fn failure(message: String) -> PipelineError {
 /// Plans one sub-query: analyse its intent (else the question, else a question rebuilt
 /// from its semantic parts) over the relevant tables, and name the outputs as the
 /// expected schema says.
-fn plan(request: &PlanRequest, strict: bool) -> Result<PlanModel, PipelineError> {
+fn plan(
+    request: &PlanRequest,
+    strict: bool,
+    min_confidence: f64,
+) -> Result<PlanModel, PipelineError> {
     let index = SchemaIndex::build(&request.schema);
     let day = today(request.today.as_deref());
     let ignore = datasource_words(&request.sub_query.datasource_id);
@@ -230,6 +318,7 @@ fn plan(request: &PlanRequest, strict: bool) -> Result<PlanModel, PipelineError>
     let mut first_error: Option<Unlinked> = None;
     let mut mismatch: Option<String> = None;
     let mut uncovered: Option<Coverage> = None;
+    let mut unsure: Option<Coverage> = None;
     // The words to account for are the sub-query's own (the question, or the part of it
     // the decomposer wrote), whichever text the plan is finally built from.
     let intent = &request.sub_query.intent;
@@ -273,11 +362,18 @@ fn plan(request: &PlanRequest, strict: bool) -> Result<PlanModel, PipelineError>
             uncovered.get_or_insert(coverage);
             continue;
         }
+        if strict && coverage.interpretation.confidence < min_confidence {
+            unsure.get_or_insert(coverage);
+            continue;
+        }
         model.interpretation = Some(coverage.into_interpretation());
         return Ok(model);
     }
     if let Some(coverage) = uncovered {
         return Err(uncovered_error(&coverage));
+    }
+    if let Some(coverage) = unsure {
+        return Err(unsure_error(&coverage, min_confidence));
     }
     match (mismatch, first_error) {
         (Some(m), _) => Err(failure(m)),

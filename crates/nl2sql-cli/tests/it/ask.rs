@@ -4,49 +4,28 @@
 
 #![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nl2sql-ask-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use crate::support::{json, nl2sql, repo, temp_dir};
 
 fn ask(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+    nl2sql()
         .arg("ask")
         .arg("--data-dir")
         .arg(data_dir)
         .args(args)
         .current_dir(repo())
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
         .output()
         .expect("binary runs")
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
 }
 
 /// The row count of `table` in the demo datasource `id`, through `datasources describe`:
 /// a second path to the same number.
 fn described_rows(config: &Path, id: &str, table: &str) -> u64 {
-    let out = Command::new(env!("CARGO_BIN_EXE_nl2sql"))
+    let out = nl2sql()
         .args([
             "datasources",
             "describe",
@@ -166,7 +145,6 @@ fn the_demo_answers_single_and_multi_source_questions() {
         "{text}"
     );
     assert!(text.contains("(1 row)"), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -197,7 +175,6 @@ fn an_ad_hoc_database_answers_in_every_format() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("sql: SELECT"), "{text}");
     assert!(text.contains("timings (ms):"), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -229,7 +206,6 @@ fn an_unanswerable_question_names_the_words_it_could_not_link() {
                 .contains("its tables are defects, factories")),
         "{errors:?}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -286,17 +262,11 @@ fn a_recorded_run_replays_with_identical_output() {
         ],
     ));
     assert_eq!(third["success"], false);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn nl2sql(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nl2sql"))
-        .args(args)
-        .current_dir(repo())
-        .env_remove("NL2SQL_CONFIG")
-        .env_remove("NL2SQL_DATA_DIR")
-        .output()
-        .unwrap()
+/// `nl2sql ARGS` from the repository root.
+fn run_from_repo(args: &[&str]) -> Output {
+    nl2sql().args(args).current_dir(repo()).output().unwrap()
 }
 
 #[test]
@@ -304,7 +274,7 @@ fn index_then_show_and_replay_a_run() {
     let dir = temp_dir("runs");
     let data = dir.to_str().unwrap();
     let db = "sqlite://tests/data/fixtures/manufacturing.db";
-    let out = nl2sql(&["index", "--data-dir", data, "--db", db]);
+    let out = run_from_repo(&["index", "--data-dir", data, "--db", db]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -333,7 +303,7 @@ fn index_then_show_and_replay_a_run() {
     ));
     assert_eq!(v["rows"], serde_json::json!([[3]]));
     let trace = v["trace_id"].as_str().unwrap();
-    let out = nl2sql(&[
+    let out = run_from_repo(&[
         "runs",
         "show",
         trace,
@@ -361,7 +331,7 @@ fn index_then_show_and_replay_a_run() {
         assert!(nodes.contains(&node), "{node} missing from {nodes:?}");
     }
     // Replayed from its log: the planner answers from the recorded calls, same output.
-    let out = nl2sql(&[
+    let out = run_from_repo(&[
         "runs",
         "replay",
         trace,
@@ -382,7 +352,7 @@ fn index_then_show_and_replay_a_run() {
     }
     assert_eq!(v["subqueries"][0]["sql"], replayed["subqueries"][0]["sql"]);
     assert_ne!(v["trace_id"], replayed["trace_id"]);
-    let out = nl2sql(&[
+    let out = run_from_repo(&[
         "runs",
         "show",
         "00000000-0000-4000-8000-000000000000",
@@ -390,13 +360,12 @@ fn index_then_show_and_replay_a_run() {
         data,
     ]);
     assert_eq!(out.status.code(), Some(2));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn demo_creates_the_databases_config_and_policy() {
     let dir = temp_dir("democmd");
-    let out = nl2sql(&["demo", "--dir", dir.to_str().unwrap()]);
+    let out = run_from_repo(&["demo", "--dir", dir.to_str().unwrap()]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -409,7 +378,7 @@ fn demo_creates_the_databases_config_and_policy() {
     }
     assert!(dir.join("nl2sql.toml").is_file() && dir.join("policy.json").is_file());
     // The configuration it wrote is usable as is.
-    let out = nl2sql(&[
+    let out = run_from_repo(&[
         "datasources",
         "test",
         "--config",
@@ -421,7 +390,6 @@ fn demo_creates_the_databases_config_and_policy() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -455,14 +423,29 @@ fn plans_carry_their_interpretation_and_refusals_name_the_unplaced_words() {
             && spans.contains(&("factory".to_owned(), "table factories".to_owned())),
         "{spans:?}"
     );
-    assert_eq!(plan["interpretation"]["confidence"], 1.0);
+    // The confidence is the learned model's, from traits of the question and the plan.
+    let confidence = plan["interpretation"]["confidence"].as_f64().unwrap();
+    assert!(confidence > 0.0 && confidence < 1.0, "{confidence}");
+    let signals: Vec<&str> = plan["interpretation"]["signals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        signals.contains(&"plan:aggregate=COUNT") && signals.contains(&"word:each"),
+        "{signals:?}"
+    );
     // --explain says it in words.
     let out = ask(&dir, &["--db", db, "--explain", question]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("interpretation (confidence 1.0): 'How many' → an operation"),
+        text.contains(&format!(
+            "interpretation (confidence {confidence:.2}): 'How many' → an operation"
+        )),
         "{text}"
     );
+    assert!(text.contains("confidence weighed: "), "{text}");
     assert!(text.contains("'machines' → table machines"), "{text}");
     // A question with a word the plan cannot place is refused, naming it; the answer
     // leads with that cause, not with the aggregation it stopped.
@@ -497,5 +480,56 @@ fn plans_carry_their_interpretation_and_refusals_name_the_unplaced_words() {
             && !answer.contains("Missing artifact"),
         "{answer}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_offline_planners_confidence_threshold_is_a_setting() {
+    let dir = temp_dir("min-confidence");
+    let db = "sqlite://tests/data/fixtures/manufacturing.db";
+    let question = "How many machines are there in each factory?";
+    let with = |value: &str| {
+        nl2sql()
+            .args(["ask", "--db", db, "--format", "json", question])
+            .arg("--data-dir")
+            .arg(&*dir)
+            .current_dir(repo())
+            .env("OFFLINE_MIN_CONFIDENCE", value)
+            .output()
+            .unwrap()
+    };
+    // 0 answers whatever the confidence; the answer carries it.
+    let out = with("0");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    let confidence = v["subqueries"][0]["attempt_log"][0]["plan"]["interpretation"]["confidence"]
+        .as_f64()
+        .unwrap();
+    assert!(confidence < 1.0, "{confidence}");
+    // 1 refuses every reading, saying how sure the planner was and why.
+    let out = with("1");
+    assert_eq!(out.status.code(), Some(1));
+    let v = json(&out);
+    let error = &v["errors"][0];
+    assert_eq!(error["code"], "AMBIGUOUS_QUESTION", "{v}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "not sure enough of this reading to answer (confidence {confidence:.2}, below 1.00)"
+        )),
+        "{message}"
+    );
+    // A value that is not a probability stops the command, naming the setting.
+    let out = with("1.5");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("OFFLINE_MIN_CONFIDENCE: '1.5' is not a number from 0 to 1"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -84,6 +84,7 @@ fn spider_format_benchmark_reports_and_holds_each_question() {
     let mut reached = 0;
     let mut gold_tables = 0;
     let mut held = 0;
+    let (mut gold_columns, mut held_columns) = (0, 0);
     for r in results.iter().filter(|r| !r["retrieval"].is_null()) {
         let ret = &r["retrieval"];
         let names = |k: &str| -> Vec<String> {
@@ -102,15 +103,31 @@ fn spider_format_benchmark_reports_and_holds_each_question() {
             .cloned()
             .collect();
         assert_eq!(missing, expect, "{r}");
+        // Columns: `table.column`, each a column of a gold table; a column of a missing
+        // table is missing too.
+        // (`SELECT count(*) FROM t` reads no column.)
+        let (gold_cols, missing_cols) = (names("gold_columns"), names("missing_columns"));
+        for c in &gold_cols {
+            let (table, _) = c.split_once('.').unwrap();
+            assert!(gold.iter().any(|g| g == table), "{c}: {r}");
+            if missing.iter().any(|m| m == table) {
+                assert!(missing_cols.contains(c), "{c}: {r}");
+            }
+        }
+        assert!(ret["columns"].as_u64().unwrap() >= (gold_cols.len() - missing_cols.len()) as u64);
         reached += 1;
         gold_tables += gold.len() as u64;
         held += (gold.len() - missing.len()) as u64;
+        gold_columns += gold_cols.len() as u64;
+        held_columns += (gold_cols.len() - missing_cols.len()) as u64;
     }
     let recall = &strict["retrieval"];
     assert!(reached > 0);
     assert_eq!(count(recall, "questions"), reached);
     assert_eq!(count(recall, "gold_tables"), gold_tables);
     assert_eq!(count(recall, "retrieved_gold_tables"), held);
+    assert_eq!(count(recall, "gold_columns"), gold_columns);
+    assert_eq!(count(recall, "retrieved_gold_columns"), held_columns);
 
     // A refusal for words it could not place names them and suggests something.
     let ambiguous: Vec<&Value> = results
@@ -118,8 +135,16 @@ fn spider_format_benchmark_reports_and_holds_each_question() {
         .filter(|r| r["code"] == "AMBIGUOUS_QUESTION")
         .collect();
     assert!(!ambiguous.is_empty(), "no AMBIGUOUS_QUESTION refusal");
+    // A reading below the learned confidence is refused too, saying what lowered it.
+    let mut floor: Option<f64> = None;
     for r in &ambiguous {
         let message = r["message"].as_str().unwrap();
+        if let Some(rest) = message.strip_prefix("not sure enough of this reading to answer") {
+            assert!(message.contains("ask it more plainly"), "{message}");
+            let below = rest.split("below ").nth(1).unwrap();
+            floor = Some(below[..4].parse().unwrap());
+            continue;
+        }
         assert!(
             (message.contains("could not place '")
                 || message.contains("could not link: '")
@@ -139,6 +164,11 @@ fn spider_format_benchmark_reports_and_holds_each_question() {
         assert_eq!(r["unplaced"], Value::Array(Vec::new()), "{r}");
         let confidence = r["confidence"].as_f64().unwrap();
         assert!(confidence > 0.0 && confidence <= 1.0, "{r}");
+        // Answers are at least as likely right as the refusals' floor.
+        if let Some(floor) = floor {
+            assert!(confidence >= floor - 0.005, "{confidence} < {floor}: {r}");
+        }
+        assert!(!r["signals"].as_array().unwrap().is_empty(), "{r}");
     }
 
     // The lenient planner answers everything the strict one does, and more.

@@ -176,11 +176,25 @@ async fn drive(
     };
     warnings.extend(schema.warnings.iter().cloned());
     let tables: Vec<String> = schema.snapshot.contract.tables.keys().cloned().collect();
+    // The columns of each table the context kept (a wide table is narrowed to its hits
+    // and keys): what a planner can name, for recall measurements.
+    let columns: serde_json::Map<String, Value> = schema
+        .snapshot
+        .contract
+        .tables
+        .iter()
+        .map(|(k, t)| (k.clone(), json!(t.columns.keys().collect::<Vec<_>>())))
+        .collect();
     scan.log(
         "schema_retriever",
         None,
         t,
-        json!({"schema_version": schema.schema_version, "tables": tables, "fallback": schema.fallback}),
+        json!({
+            "schema_version": schema.schema_version,
+            "tables": tables,
+            "columns": columns,
+            "fallback": schema.fallback,
+        }),
         &[],
     );
 

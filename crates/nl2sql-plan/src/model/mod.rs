@@ -15,7 +15,7 @@ pub use parse::{
 pub use types::{
     AGGREGATE_FUNCTIONS, CaseWhen, Direction, Expr, ExprKind, GroupByItem, Interpretation,
     InterpretedSpan, JoinSpec, JoinType, LiteralValue, Op, OrderItem, PlanModel, QueryType,
-    SelectItem, TableRef,
+    SelectItem, Signal, TableRef,
 };
 
 /// The JSON Schema (draft 2020-12) of [`PlanModel`], generated from the types.

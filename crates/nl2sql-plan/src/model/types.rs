@@ -97,9 +97,29 @@ pub struct Interpretation {
     /// The spans of the question, in order, with the plan element each became.
     #[serde(default, deserialize_with = "null_default")]
     pub spans: Vec<InterpretedSpan>,
-    /// From 0 (a guess) to 1 (every span placed, no tie between readings).
+    /// From 0 to 1: how likely the reading is right. The offline planner learns it from
+    /// questions it answered right and wrong (see `signals`); 0 when a span is unplaced.
     #[serde(default, deserialize_with = "null_default")]
     pub confidence: f64,
+    /// The traits of the question and the plan the confidence was computed from, each
+    /// with its learned weight (negative lowers the confidence, 0 for traits the model
+    /// has not learned). A planner may leave them out.
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub signals: Vec<Signal>,
+}
+
+/// One trait of a reading and its weight in the confidence (log-odds).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Signal {
+    /// What it is: `word:than`, `plan:tables=3`, `plan:aggregate=AVG`, ….
+    pub name: String,
+    /// Its learned weight (log-odds of a right answer).
+    pub weight: f64,
 }
 
 /// One span of a question and what it became.

@@ -6,6 +6,7 @@
 
 mod abbreviations;
 mod analyst;
+mod confidence;
 mod coverage;
 mod cross_source;
 mod distinct;
@@ -497,7 +498,11 @@ fn plan_names_outputs_as_the_expected_schema() {
             dtype: None,
         },
     ];
-    let plan = OfflinePlanner::new().plan_sync(&request).unwrap();
+    // Output naming, whatever the learned confidence of this terse question.
+    let plan = OfflinePlanner::new()
+        .with_min_confidence(0.0)
+        .plan_sync(&request)
+        .unwrap();
     let aliases: Vec<_> = plan
         .select_items
         .iter()

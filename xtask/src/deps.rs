@@ -1,5 +1,5 @@
 //! `cargo xtask deps`: checks every internal dependency edge against the "may use" column
-//! of STYLE.md §1, using `cargo metadata`.
+//! table below (`MAY_USE`, which ARCHITECTURE.md describes), using `cargo metadata`.
 //!
 //! Only normal and build dependencies are checked: dev-dependencies may point anywhere
 //! (tests sit above the crate they test), except that nothing may depend on the top
@@ -22,8 +22,9 @@ enum MayUse {
     Any,
 }
 
-/// STYLE.md §1, "may use". Keys are short names; `adapter-*` covers every adapter crate.
-/// Change this table and STYLE.md §1 (and ARCHITECTURE.md) in the same commit.
+/// Which internal crates each crate may use. Keys are short names; `adapter-*` covers every
+/// adapter crate. Change this table and ARCHITECTURE.md ("Planned crates") in the same
+/// commit.
 const MAY_USE: &[(&str, MayUse)] = &[
     ("state", MayUse::Only(&[])),
     ("plan", MayUse::Only(&["state"])),
@@ -84,7 +85,7 @@ pub(crate) fn run(root: &Path) -> anyhow::Result<()> {
         eprintln!("deps: {violation}");
     }
     bail!(
-        "{} dependency edge(s) break STYLE.md §1 (the table is `MAY_USE` in xtask/src/deps.rs)",
+        "{} dependency edge(s) break the \"may use\" table (`MAY_USE` in xtask/src/deps.rs)",
         violations.len()
     )
 }
@@ -110,7 +111,7 @@ fn check(metadata: &Value) -> anyhow::Result<Vec<String>> {
         };
         let Some(rule) = rule_for(from_short) else {
             violations.push(format!(
-                "{from}: not in the \"may use\" table (add it to STYLE.md §1 and `MAY_USE` in xtask/src/deps.rs)"
+                "{from}: not in the \"may use\" table (add it to `MAY_USE` in xtask/src/deps.rs and to ARCHITECTURE.md)"
             ));
             continue;
         };

@@ -5,7 +5,7 @@
 //! - `tidy`: fast checks on the tree (file headers, lints tables, dependency style,
 //!   forbidden test attributes, leftover snapshot files, fixture sizes, error-code docs);
 //!   also a `#[test]`, so a plain `cargo test` runs it.
-//! - `deps`: the internal dependency graph against the "may use" table of STYLE.md §1.
+//! - `deps`: the internal dependency graph against the "may use" table (`deps.rs`).
 //! - `codegen [--check]`: regenerates `docs/error-codes.md` from `nl2sql_state::ErrorCode`.
 //! - `ci`: everything CI runs, stopping at the first failure with the command that
 //!   reproduces it.
@@ -40,7 +40,7 @@ usage: cargo xtask <command>
 commands:
   ci                 what CI runs: fmt, tidy, deps, clippy, tests, doc, codegen --check
   tidy               checks on the tree (headers, lints, dependencies, test attributes, fixtures)
-  deps               checks the internal dependency graph against STYLE.md §1
+  deps               checks the internal dependency graph against the MAY_USE table
   codegen [--check]  regenerates docs/error-codes.md (--check: fail if it is stale)
   snapshots          runs the tests accepting snapshot changes and lists changed snapshots
   bench [filter]     runs the criterion benches and writes docs/benchmarks.md

@@ -19,11 +19,11 @@ pub(crate) const MAX_FIXTURE_BYTES: u64 = 1_500_000;
 const BANNED_ATTRIBUTES: [(&str, &str); 2] = [
     (
         concat!("#[", "should_panic"),
-        "check the `Err` and its code instead (STYLE.md §6)",
+        "check the `Err` and its code instead (ARCHITECTURE.md, \"Testing\")",
     ),
     (
         concat!("#[", "ignore"),
-        "assert today's behaviour with a FIXME instead (STYLE.md §6)",
+        "assert today's behaviour with a FIXME instead (ARCHITECTURE.md, \"Testing\")",
     ),
 ];
 
@@ -55,7 +55,117 @@ pub(crate) fn check(root: &Path) -> Vec<String> {
     problems.extend(check_fixture_sizes(root));
     problems.extend(check_error_code_docs(root));
     problems.extend(check_unguarded_calls(root));
+    problems.extend(check_architecture_map(root));
     problems
+}
+
+/// `ARCHITECTURE.md` is the map a newcomer starts from: it names every workspace crate in a
+/// section heading and every `nl2sql` command in its command table, and points only at
+/// files of this repository.
+fn check_architecture_map(root: &Path) -> Vec<String> {
+    let map = fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap_or_default();
+    let crates: Vec<String> = member_manifests(root)
+        .iter()
+        .filter_map(|m| fs::read_to_string(m).ok())
+        .filter_map(|text| package_name(&text))
+        .collect();
+    let main = fs::read_to_string(root.join("crates/nl2sql-cli/src/main.rs")).unwrap_or_default();
+    architecture_problems(&map, &crates, &cli_commands(&main), &|path| {
+        root.join(path).exists()
+    })
+}
+
+/// What the map lacks or points at wrongly.
+pub(crate) fn architecture_problems(
+    map: &str,
+    crates: &[String],
+    commands: &[String],
+    exists: &dyn Fn(&str) -> bool,
+) -> Vec<String> {
+    let mut problems = Vec::new();
+    let headings: Vec<&str> = map.lines().filter(|l| l.starts_with("### ")).collect();
+    for name in crates {
+        let quoted = format!("`{name}`");
+        if !headings.iter().any(|h| h.contains(&quoted)) {
+            problems.push(format!(
+                "ARCHITECTURE.md: crate `{name}` has no section (a `### ` heading naming it)"
+            ));
+        }
+    }
+    for command in commands {
+        if !map.contains(&format!("| `nl2sql {command}`")) {
+            problems.push(format!(
+                "ARCHITECTURE.md: command `nl2sql {command}` is missing from the command table"
+            ));
+        }
+    }
+    for (i, line) in map.lines().enumerate() {
+        for outside in ["../", "STYLE.md"] {
+            if line.contains(outside) {
+                problems.push(format!(
+                    "ARCHITECTURE.md:{}: points outside the repository ({outside})",
+                    i + 1
+                ));
+            }
+        }
+        // Repository paths in backquotes must exist.
+        for path in line.split('`').skip(1).step_by(2) {
+            let is_path = ["docs/", "crates/", "xtask/", "tests/", "examples/"]
+                .iter()
+                .any(|p| path.starts_with(p))
+                && !path.contains(['*', ' ', '<']);
+            if is_path && !exists(path) {
+                problems.push(format!(
+                    "ARCHITECTURE.md:{}: `{path}` does not exist",
+                    i + 1
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// `name = "…"` of a manifest's `[package]`.
+fn package_name(manifest: &str) -> Option<String> {
+    let package = manifest.split("[package]").nth(1)?;
+    package
+        .lines()
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .find_map(|l| {
+            let (key, value) = l.split_once('=')?;
+            (key.trim() == "name").then(|| value.trim().trim_matches('"').to_owned())
+        })
+}
+
+/// The `nl2sql` subcommands: the variants of `enum Command` in the CLI's `main.rs`, in
+/// kebab case as clap spells them.
+pub(crate) fn cli_commands(main_rs: &str) -> Vec<String> {
+    let Some(body) = main_rs
+        .split("enum Command {")
+        .nth(1)
+        .and_then(|rest| rest.split("\n}").next())
+    else {
+        return Vec::new();
+    };
+    body.lines()
+        .filter_map(|l| {
+            let l = l.strip_prefix("    ")?;
+            let name: String = l.chars().take_while(char::is_ascii_alphanumeric).collect();
+            (name.starts_with(|c: char| c.is_ascii_uppercase())
+                && l[name.len()..].starts_with(['(', ',', ' ', '{']))
+            .then_some(name)
+        })
+        .map(|name| {
+            let mut kebab = String::new();
+            for (i, c) in name.chars().enumerate() {
+                if c.is_ascii_uppercase() && i > 0 {
+                    kebab.push('-');
+                }
+                kebab.push(c.to_ascii_lowercase());
+            }
+            kebab
+        })
+        .collect()
 }
 
 /// The guard's bypass (`GuardedSql::unguarded_for_sandbox_tests`) is only for tests: a

@@ -32,7 +32,7 @@ fn downward_edges_pass_and_upward_edges_fail() {
             "nl2sql-validate -> nl2sql-sqlgen (normal): nl2sql-validate may use only nl2sql-state, nl2sql-plan",
             "nl2sql-orchestrator -> nl2sql-test-support (normal): nl2sql-test-support may only be a dev-dependency",
             "nl2sql-tests -> nl2sql-cli (dev): nothing may depend on nl2sql-cli",
-            "nl2sql-widget: not in the \"may use\" table (add it to STYLE.md §1 and `MAY_USE` in xtask/src/deps.rs)",
+            "nl2sql-widget: not in the \"may use\" table (add it to `MAY_USE` in xtask/src/deps.rs and to ARCHITECTURE.md)",
         ]
     );
 }

@@ -101,3 +101,26 @@ fn banned_attributes_are_found_outside_comments() {
         .collect();
     assert_eq!(lines, [(2, should_panic), (6, ignore), (8, should_panic)]);
 }
+
+#[test]
+fn the_architecture_map_names_every_crate_and_command() {
+    let map = "## Commands\n| `nl2sql ask` | ask.rs |\n### `nl2sql-state`\nSee `docs/a.md` and `docs/gone.md`.\nAnd ../shared/spec.\n";
+    let crates = vec!["nl2sql-state".to_owned(), "nl2sql-new".to_owned()];
+    let commands = vec!["ask".to_owned(), "validate-sql".to_owned()];
+    let problems = architecture_problems(map, &crates, &commands, &|p| p == "docs/a.md");
+    assert_eq!(
+        problems,
+        [
+            "ARCHITECTURE.md: crate `nl2sql-new` has no section (a `### ` heading naming it)",
+            "ARCHITECTURE.md: command `nl2sql validate-sql` is missing from the command table",
+            "ARCHITECTURE.md:4: `docs/gone.md` does not exist",
+            "ARCHITECTURE.md:5: points outside the repository (../)",
+        ]
+    );
+}
+
+#[test]
+fn cli_commands_are_the_command_enum_in_kebab_case() {
+    let main = "enum Command {\n    /// Asks.\n    #[command(visible_alias = \"run\")]\n    Ask(ask::Args),\n    ValidateSql(validate_sql::Args),\n    ListAdapters,\n}\n";
+    assert_eq!(cli_commands(main), ["ask", "validate-sql", "list-adapters"]);
+}

@@ -47,21 +47,9 @@ use nl2sql_validate::ColumnResolution;
 use sqlparser::ast::{
     Expr, Ident, Query, Select, SelectItem, Statement, TableFactor, Visit, Visitor,
 };
-use sqlparser::dialect::{
-    DuckDbDialect, GenericDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect,
-};
 use sqlparser::parser::Parser;
 
-/// sqlparser's dialect for ours.
-pub(crate) fn parser_dialect(dialect: Dialect) -> Box<dyn sqlparser::dialect::Dialect> {
-    match dialect {
-        Dialect::DuckDb => Box::new(DuckDbDialect {}),
-        Dialect::Postgres => Box::new(PostgreSqlDialect {}),
-        Dialect::MySql => Box::new(MySqlDialect {}),
-        Dialect::Sqlite => Box::new(SQLiteDialect {}),
-        Dialect::Generic => Box::new(GenericDialect {}),
-    }
-}
+pub(crate) use nl2sql_validate::parser_dialect;
 
 /// Parses exactly one statement.
 pub(crate) fn parse_one(sql: &str, dialect: Dialect) -> Result<Statement, String> {

@@ -42,6 +42,7 @@ use nl2sql_adapter::AdapterRequest;
 use nl2sql_orchestrator::{AskOptions, Engine, Planner, PlannerChoice, RunResult, build_planner};
 use nl2sql_planner_llm::{LlmConfig, LlmPlanner};
 use nl2sql_state::{Dialect, UserContext};
+use nl2sql_validate::parser_dialect;
 use serde::Serialize;
 use serde_json::Value;
 use sqlparser::ast::{LimitClause, Statement};
@@ -987,19 +988,6 @@ fn cell_text(c: &Cell) -> String {
 
 // ---------------------------------------------------------------------------------------
 // Semantic SQL comparison.
-
-fn parser_dialect(dialect: Dialect) -> Box<dyn sqlparser::dialect::Dialect> {
-    use sqlparser::dialect::{
-        DuckDbDialect, GenericDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect,
-    };
-    match dialect {
-        Dialect::DuckDb => Box::new(DuckDbDialect {}),
-        Dialect::Postgres => Box::new(PostgreSqlDialect {}),
-        Dialect::MySql => Box::new(MySqlDialect {}),
-        Dialect::Sqlite => Box::new(SQLiteDialect {}),
-        _ => Box::new(GenericDialect {}),
-    }
-}
 
 /// The normalised parse tree of `sql`: keywords and identifiers lower-cased, identifier
 /// quotes dropped, and a top-level `LIMIT` equal to `row_limit` (the generator's safety

@@ -38,6 +38,7 @@ pub use policy::{AccessPolicy, PolicyError, PolicyFile, RolePolicy, TenantPolicy
 pub use schema::{
     Cardinality, ColumnContract, ColumnMetadata, ColumnStatistics, ForeignKeyContract,
     SchemaContract, SchemaMetadata, SchemaSnapshot, TableContract, TableMetadata, TableRef,
+    TypeClass,
 };
 pub use state::{
     ArtifactRef, Attempt, GraphState, GraphStateDelta, ReasoningContent, ReasoningEntry,

@@ -28,6 +28,49 @@ fn yes() -> bool {
     true
 }
 
+/// The class of a column's engine type, as every crate reads it (the logical validator's
+/// type checks, the offline planner's linking): by keyword, case-insensitive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TypeClass {
+    /// Integers and decimals (`INT…`, `REAL`, `FLOAT`, `DOUBLE`, `NUMERIC`, `DECIMAL`, `NUMBER`).
+    Numeric,
+    /// Calendar dates (`DATE` exactly).
+    Date,
+    /// Timestamps (`DATETIME`, `TIMESTAMP…`).
+    DateTime,
+    /// Times of day (`TIME` exactly).
+    Time,
+    /// Booleans (`BOOL…`).
+    Boolean,
+    /// Anything else.
+    Text,
+}
+
+impl TypeClass {
+    /// The class of an engine type string.
+    pub fn of(data_type: &str) -> TypeClass {
+        let t = data_type.trim().to_ascii_uppercase();
+        if [
+            "INT", "REAL", "FLOA", "DOUB", "NUMERIC", "DECIMAL", "NUMBER",
+        ]
+        .iter()
+        .any(|k| t.contains(k))
+        {
+            TypeClass::Numeric
+        } else if t.contains("DATETIME") || t.contains("TIMESTAMP") {
+            TypeClass::DateTime
+        } else if t == "DATE" {
+            TypeClass::Date
+        } else if t == "TIME" {
+            TypeClass::Time
+        } else if t.contains("BOOL") {
+            TypeClass::Boolean
+        } else {
+            TypeClass::Text
+        }
+    }
+}
+
 /// One column of a table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ColumnContract {

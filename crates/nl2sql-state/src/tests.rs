@@ -548,3 +548,25 @@ fn subgraph_state_round_trips_and_ignores_unknown_keys() {
     let back: SubgraphExecutionState = serde_json::from_value(v).unwrap();
     assert_eq!(back, s);
 }
+
+#[test]
+fn type_classes_are_read_from_engine_type_names() {
+    let cases = [
+        ("INTEGER", TypeClass::Numeric),
+        ("bigint", TypeClass::Numeric),
+        ("DOUBLE PRECISION", TypeClass::Numeric),
+        ("decimal(10,2)", TypeClass::Numeric),
+        ("NUMBER", TypeClass::Numeric),
+        ("DATE", TypeClass::Date),
+        (" date ", TypeClass::Date),
+        ("DATETIME", TypeClass::DateTime),
+        ("TIMESTAMP WITH TIME ZONE", TypeClass::DateTime),
+        ("TIME", TypeClass::Time),
+        ("BOOLEAN", TypeClass::Boolean),
+        ("VARCHAR(20)", TypeClass::Text),
+        ("", TypeClass::Text),
+    ];
+    for (name, class) in cases {
+        assert_eq!(TypeClass::of(name), class, "{name}");
+    }
+}

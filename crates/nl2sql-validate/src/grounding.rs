@@ -16,7 +16,7 @@ use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
 use crate::LogicalContext;
-use crate::logical::{Resolver, TypeClass, type_class};
+use crate::logical::{Resolver, TypeClass};
 
 /// A text column that a plan compares with string literals (`=`, `!=`, `IN`), and those
 /// literals, in plan order without repeats.
@@ -157,7 +157,7 @@ fn text_column<'a>(e: &Expr, tables: &Resolver<'a>) -> Option<(&'a TableContract
         return None;
     }
     let found = tables.column(e.alias.as_deref(), e.column_name.as_deref()?)?;
-    (type_class(&found.column.data_type) == TypeClass::Text)
+    (TypeClass::of(&found.column.data_type) == TypeClass::Text)
         .then(|| (found.table, found.column.name.clone()))
 }
 

@@ -25,45 +25,7 @@ pub(crate) use countries::names_country;
 use names::names;
 use values::{proper_nouns, values_exact, values_partial};
 
-/// The class of a column type, as the validator sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TypeClass {
-    /// Integers and decimals.
-    Numeric,
-    /// Calendar dates.
-    Date,
-    /// Timestamps.
-    DateTime,
-    /// Times of day.
-    Time,
-    /// Booleans.
-    Boolean,
-    /// Anything else.
-    Text,
-}
-
-/// The class of an engine type string (same rules as the logical validator).
-pub(crate) fn type_class(data_type: &str) -> TypeClass {
-    let t = data_type.trim().to_ascii_uppercase();
-    if [
-        "INT", "REAL", "FLOA", "DOUB", "NUMERIC", "DECIMAL", "NUMBER",
-    ]
-    .iter()
-    .any(|k| t.contains(k))
-    {
-        TypeClass::Numeric
-    } else if t.contains("DATETIME") || t.contains("TIMESTAMP") {
-        TypeClass::DateTime
-    } else if t == "DATE" {
-        TypeClass::Date
-    } else if t == "TIME" {
-        TypeClass::Time
-    } else if t.contains("BOOL") {
-        TypeClass::Boolean
-    } else {
-        TypeClass::Text
-    }
-}
+pub(crate) use nl2sql_state::TypeClass;
 
 /// One known value of a text column.
 #[derive(Debug, Clone)]
@@ -189,7 +151,7 @@ impl SchemaIndex {
             };
             for column in table.columns.values() {
                 let cmeta = tmeta.and_then(|m| m.columns.get(&column.name));
-                let class = type_class(&column.data_type);
+                let class = TypeClass::of(&column.data_type);
                 let lower = column.name.to_lowercase();
                 let stats = cmeta.and_then(|m| m.statistics.as_ref());
                 let mut samples: Vec<Sample> = match stats {

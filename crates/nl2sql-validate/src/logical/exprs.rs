@@ -7,7 +7,7 @@ use nl2sql_plan::{AGGREGATE_FUNCTIONS, Expr, ExprKind, LiteralValue, Op, PlanMod
 use nl2sql_state::{ErrorCode, PipelineError, Severity, norm};
 use serde_json::{Value, json};
 
-use super::resolve::{Resolver, TypeClass, type_class};
+use super::resolve::{Resolver, TypeClass};
 use super::{LogicalContext, NODE, finding};
 use crate::grounding::fold;
 
@@ -730,7 +730,7 @@ pub(crate) fn value_formats(
                 return;
             };
             let target = format!("{}.{}", c.table.table.table_name, c.column.name);
-            match type_class(&c.column.data_type) {
+            match TypeClass::of(&c.column.data_type) {
                 TypeClass::Numeric => {
                     for lit in lits {
                         let bad = match lit {

@@ -9,7 +9,7 @@
 mod exprs;
 mod policy;
 mod resolve;
-pub(crate) use resolve::{Resolver, TypeClass, type_class};
+pub(crate) use resolve::{Resolver, TypeClass};
 mod structure;
 
 use nl2sql_plan::PlanModel;

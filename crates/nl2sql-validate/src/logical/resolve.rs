@@ -9,39 +9,7 @@ use nl2sql_state::{
 
 use super::{LogicalContext, finding};
 
-/// The class of a column's type (spec: validators.md §2.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TypeClass {
-    Numeric,
-    DateTime,
-    Date,
-    Time,
-    Boolean,
-    Text,
-}
-
-/// The type class of a schema type string.
-pub(crate) fn type_class(data_type: &str) -> TypeClass {
-    let t = data_type.trim().to_ascii_uppercase();
-    if [
-        "INT", "REAL", "FLOA", "DOUB", "NUMERIC", "DECIMAL", "NUMBER",
-    ]
-    .iter()
-    .any(|k| t.contains(k))
-    {
-        TypeClass::Numeric
-    } else if t.contains("DATETIME") || t.contains("TIMESTAMP") {
-        TypeClass::DateTime
-    } else if t == "DATE" {
-        TypeClass::Date
-    } else if t == "TIME" {
-        TypeClass::Time
-    } else if t.contains("BOOL") {
-        TypeClass::Boolean
-    } else {
-        TypeClass::Text
-    }
-}
+pub(crate) use nl2sql_state::TypeClass;
 
 /// A plan table resolved to a schema table.
 #[derive(Debug)]

@@ -146,7 +146,22 @@ pub fn status_of(code: ErrorCode) -> StatusCode {
         | ErrorCode::ExecutionTimeout
         | ErrorCode::MissingPlan
         | ErrorCode::MissingSql => StatusCode::BAD_REQUEST,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
+        // Every code is listed (no wildcard): a new code must choose its status here.
+        ErrorCode::MissingLlm
+        | ErrorCode::MissingDatasourceId
+        | ErrorCode::InvalidState
+        | ErrorCode::SafeguardViolation
+        | ErrorCode::DbExecutionError
+        | ErrorCode::ExecutorCrash
+        | ErrorCode::ValidatorCrash
+        | ErrorCode::RefinerFailed
+        | ErrorCode::PhysicalValidatorFailed
+        | ErrorCode::PlanFeedback
+        | ErrorCode::UnknownError
+        | ErrorCode::AggregatorFailed
+        | ErrorCode::OrchestratorCrash
+        | ErrorCode::ExecutionFailed
+        | ErrorCode::PlannerFailed => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 

@@ -33,7 +33,9 @@ mod types;
 #[cfg(test)]
 mod tests;
 
-pub use breaker::{BreakerConfig, BreakerState, CircuitBreaker};
+pub use breaker::{
+    BreakerConfig, BreakerState, CircuitBreaker, DatasourceBreaker, Permit, PermitOutcome,
+};
 pub use collect::{Cell, ColumnKind, Push, ResultBuilder};
 pub use dataset::{
     DatasetColumn, DatasetForeignKey, DatasetSpec, DatasetTable, DatasetType, DatasetValue,

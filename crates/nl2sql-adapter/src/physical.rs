@@ -4,7 +4,7 @@ use nl2sql_state::{AccessPolicy, ErrorCode, PipelineError, SchemaContract, Sever
 use nl2sql_validate::{GuardContext, GuardedSql, SqlGuard};
 use serde::Serialize;
 
-use crate::breaker::CircuitBreaker;
+use crate::breaker::{CircuitBreaker, DatasourceBreaker as _, PermitOutcome as _};
 use crate::spi::DatasourceAdapter;
 use crate::types::{CostEstimate, DryRunResult, ResultError, ResultErrorCode};
 
@@ -97,12 +97,15 @@ pub async fn validate_physical(
     report.guarded = Some(guarded.clone());
 
     if adapter.capabilities().supports_dry_run() {
-        if let Err(e) = breaker.before_call() {
-            report.errors.push(from_result_error(&e));
-            return finish(report);
-        }
+        let permit = match breaker.enter() {
+            Ok(permit) => permit,
+            Err(e) => {
+                report.errors.push(from_result_error(&e));
+                return finish(report);
+            }
+        };
         let dry = adapter.dry_run(&guarded).await;
-        breaker.record(dry.error.as_ref());
+        permit.settle(dry.error.as_ref());
         if !dry.is_valid {
             let err = match &dry.error {
                 Some(e) if e.error_code != ResultErrorCode::ExecutionFailed => from_result_error(e),
@@ -123,12 +126,15 @@ pub async fn validate_physical(
     }
 
     if adapter.capabilities().supports_cost_estimate() {
-        if let Err(e) = breaker.before_call() {
-            report.errors.push(from_result_error(&e));
-            return finish(report);
-        }
+        let permit = match breaker.enter() {
+            Ok(permit) => permit,
+            Err(e) => {
+                report.errors.push(from_result_error(&e));
+                return finish(report);
+            }
+        };
         let cost = adapter.cost_estimate(&guarded).await;
-        breaker.record(cost.as_ref().err());
+        permit.settle(cost.as_ref().err());
         match cost {
             Ok(cost) => {
                 let row_limit = adapter.limits().row_limit;

@@ -193,27 +193,35 @@ fn breaker_opens_after_counted_failures_and_half_opens_after_the_timeout() {
             reset_timeout: Duration::from_millis(50),
         },
     );
+    let call = |error: Option<ResultErrorCode>| {
+        b.enter().unwrap().settle(error.map(err).as_ref());
+    };
     // SQL errors are the caller's fault: they never open the breaker.
     for _ in 0..5 {
-        b.record(Some(&err(ResultErrorCode::ExecutionFailed)));
+        call(Some(ResultErrorCode::ExecutionFailed));
     }
     assert_eq!(b.state(), BreakerState::Closed);
-    b.record(Some(&err(ResultErrorCode::ServiceUnavailable)));
+    call(Some(ResultErrorCode::ServiceUnavailable));
     assert_eq!(b.state(), BreakerState::Closed);
-    b.record(Some(&err(ResultErrorCode::ExecutionTimeout)));
+    call(Some(ResultErrorCode::ExecutionTimeout));
     assert_eq!(b.state(), BreakerState::Open);
-    let refused = b.before_call().unwrap_err();
+    let refused = b.enter().unwrap_err();
     assert_eq!(refused.error_code, ResultErrorCode::ServiceUnavailable);
     assert!(refused.safe_message.contains("circuit breaker open"));
     std::thread::sleep(Duration::from_millis(60));
+    // After the timeout, one trial call; a second waits for its outcome.
+    let trial = b.enter().unwrap();
     assert_eq!(b.state(), BreakerState::HalfOpen);
-    b.before_call().unwrap();
+    assert!(b.enter().is_err(), "one trial at a time");
     // One failure in half-open re-opens at once.
-    b.record(Some(&err(ResultErrorCode::ExecutorCrash)));
+    trial.settle(Some(&err(ResultErrorCode::ExecutorCrash)));
     assert_eq!(b.state(), BreakerState::Open);
     std::thread::sleep(Duration::from_millis(60));
-    b.before_call().unwrap();
-    b.record(None);
+    // A trial abandoned without an outcome (a cancelled call) re-opens it too.
+    drop(b.enter().unwrap());
+    assert_eq!(b.state(), BreakerState::Open);
+    std::thread::sleep(Duration::from_millis(60));
+    call(None);
     assert_eq!(b.state(), BreakerState::Closed);
 }
 

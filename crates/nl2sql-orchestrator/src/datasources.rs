@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use nl2sql_adapter::{
     AdapterOptions, BreakerConfig, CircuitBreaker, DEFAULT_MAX_BYTES, DEFAULT_ROW_LIMIT,
-    DEFAULT_STATEMENT_TIMEOUT_MS, DatasourceAdapter, Limits, ResultError, ResultErrorCode,
+    DEFAULT_STATEMENT_TIMEOUT_MS, DatasourceAdapter, DatasourceBreaker as _, Limits,
+    PermitOutcome as _, ResultError, ResultErrorCode,
 };
 use nl2sql_state::{
     ConfigError, ConfigFile, DatasourceConfig, Dialect, Engine, Isolation, Secret, SecretSource,
@@ -267,7 +268,7 @@ impl DatasourceRegistry {
         entry
             .adapter
             .get_or_try_init(|| async {
-                entry.breaker.before_call()?;
+                let permit = entry.breaker.enter()?;
                 let made = if entry.config.isolation == Isolation::Process {
                     connect_worker(
                         &entry.config,
@@ -279,7 +280,7 @@ impl DatasourceRegistry {
                 } else {
                     connect_configured(&entry.config, &self.base_dir, self.adapter_options).await
                 };
-                entry.breaker.record(made.as_ref().err());
+                permit.settle(made.as_ref().err());
                 made.map_err(|e| e.at("connect", id))
             })
             .await

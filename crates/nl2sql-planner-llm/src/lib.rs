@@ -4,13 +4,12 @@
 //! - `config`: the LLM file ([`LlmConfig`]) and per-step settings with fallback to `default`;
 //! - `prompt`: the versioned templates under `prompts/` and the JSON contexts they receive;
 //! - `transport`: the HTTP call with timeout, retries, backoff and the structured-output
-//!   fallback; `breaker`: one circuit breaker per endpoint;
+//!   fallback; one circuit breaker (`nl2sql_state::Breaker`) per endpoint;
 //! - `reply`: strict parsing of the model's answer into the step's type;
 //! - `usage`: a [`CallRecord`] per call and the [`TokenUsage`] totals.
 //!
 //! The API key is read once, when the planner is built, into a `Secret` that never prints.
 
-mod breaker;
 mod config;
 mod probe;
 mod prompt;
@@ -41,12 +40,12 @@ use nl2sql_state::{
 };
 use serde_json::json;
 
-use breaker::Breaker;
 use config::ALL_STEPS;
 use nl2sql_planner::{
     AnswerRequest, DecomposeRequest, FinalAnswer, PlanRequest, Planner, RefineRequest, Step,
 };
 use nl2sql_planner_offline::OfflinePlanner;
+use nl2sql_state::Breaker;
 use prompt::Template;
 use transport::{CallFailure, ChatRequest, Endpoint, Failure};
 
@@ -139,8 +138,10 @@ impl LlmPlanner {
                 .or_insert_with(|| {
                     Arc::new(Breaker::new(
                         redact_url(&settings.base_url),
-                        config.breaker.fail_max,
-                        Duration::from_millis(config.breaker.reset_timeout_ms),
+                        nl2sql_state::BreakerConfig {
+                            fail_max: config.breaker.fail_max,
+                            reset_timeout: Duration::from_millis(config.breaker.reset_timeout_ms),
+                        },
                     ))
                 })
                 .clone();

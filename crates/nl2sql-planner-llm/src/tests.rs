@@ -1,7 +1,7 @@
 //! Unit tests of the LLM planner's pieces: configuration, templates, reply extraction,
 //! the breaker and the backoff.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use nl2sql_plan::SubQuery;
 use nl2sql_state::{
@@ -11,7 +11,6 @@ use nl2sql_state::{
 };
 use serde_json::{Value, json};
 
-use super::breaker::{Breaker, BreakerState};
 use super::config::{LlmConfig, StructuredOutput};
 use super::prompt::{self, ALL_TEMPLATES, pretty_ascii, render, schema_context};
 use super::reply::{self, extract_json};
@@ -383,51 +382,6 @@ fn plan_reply_errors_carry_the_json_path_and_code() {
     );
     let e = reply::feedback("  \n").unwrap_err();
     assert_eq!(e.code, ErrorCode::RefinerFailed);
-}
-
-#[test]
-fn breaker_opens_after_fail_max_and_half_opens_after_reset() {
-    let b = Breaker::new("llm", 2, Duration::from_secs(10));
-    let t0 = Instant::now();
-    assert!(b.try_acquire_at(t0).is_ok());
-    b.on_failure_at(t0);
-    assert_eq!(b.state(), BreakerState::Closed);
-    b.on_failure_at(t0);
-    assert_eq!(b.state(), BreakerState::Open);
-    let rejected = b.try_acquire_at(t0 + Duration::from_secs(4)).unwrap_err();
-    assert_eq!(rejected.retry_in, Duration::from_secs(6));
-    assert!(b.try_acquire_at(t0 + Duration::from_secs(10)).is_ok());
-    assert_eq!(b.state(), BreakerState::HalfOpen);
-    assert!(
-        b.try_acquire_at(t0 + Duration::from_secs(10)).is_err(),
-        "one trial at a time"
-    );
-    b.on_failure_at(t0 + Duration::from_secs(11));
-    assert_eq!(b.state(), BreakerState::Open);
-    assert!(b.try_acquire_at(t0 + Duration::from_secs(21)).is_ok());
-    b.on_success();
-    assert_eq!(b.state(), BreakerState::Closed);
-    b.on_failure_at(t0);
-    assert_eq!(b.state(), BreakerState::Closed, "success reset the count");
-}
-
-#[test]
-fn abandoned_trial_reopens_the_breaker() {
-    let b = Breaker::new("llm", 1, Duration::ZERO);
-    b.try_acquire().unwrap().failure();
-    assert_eq!(b.state(), BreakerState::Open);
-    let trial = b.try_acquire().unwrap();
-    assert_eq!(b.state(), BreakerState::HalfOpen);
-    drop(trial);
-    assert_eq!(b.state(), BreakerState::Open);
-    b.try_acquire().unwrap().success();
-    assert_eq!(b.state(), BreakerState::Closed);
-    drop(b.try_acquire().unwrap());
-    assert_eq!(
-        b.state(),
-        BreakerState::Closed,
-        "an abandoned closed call changes nothing"
-    );
 }
 
 #[test]

@@ -11,8 +11,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use nl2sql_state::{Secret, sanitize_engine_message};
 use serde_json::{Value, json};
 
-use super::breaker::Breaker;
 use super::config::{AgentSettings, StructuredOutput};
+use nl2sql_state::Breaker;
 
 /// The fixed sampling seed of every call (spec: config-and-security.md §3.2).
 pub(crate) const SEED: u64 = 42;

@@ -7,6 +7,7 @@
 //!
 //! The crate does no IO and does not depend on an async runtime.
 
+mod breaker;
 mod canonical;
 mod config;
 mod context;
@@ -21,6 +22,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 
+pub use breaker::{Breaker, BreakerConfig, BreakerState, Permit, Rejected};
 pub use canonical::{canonical_json, sha256_hex};
 pub use config::{
     ArtifactDurability, ArtifactsSection, CONFIG_VERSION, ConfigError, ConfigFile,

@@ -1,6 +1,7 @@
 //! Unit tests of the shared vocabulary.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use serde_json::json;
@@ -569,4 +570,61 @@ fn type_classes_are_read_from_engine_type_names() {
     for (name, class) in cases {
         assert_eq!(TypeClass::of(name), class, "{name}");
     }
+}
+
+#[test]
+fn breaker_opens_after_fail_max_and_half_opens_after_reset() {
+    let b = Breaker::new(
+        "llm",
+        BreakerConfig {
+            fail_max: 2,
+            reset_timeout: Duration::from_secs(10),
+        },
+    );
+    let t0 = Instant::now();
+    assert!(b.try_acquire_at(t0).is_ok());
+    b.on_failure_at(t0);
+    assert_eq!(b.state(), BreakerState::Closed);
+    b.on_failure_at(t0);
+    assert_eq!(b.state(), BreakerState::Open);
+    let rejected = b.try_acquire_at(t0 + Duration::from_secs(4)).unwrap_err();
+    assert_eq!(rejected.retry_in, Duration::from_secs(6));
+    assert!(b.try_acquire_at(t0 + Duration::from_secs(10)).is_ok());
+    assert_eq!(b.state(), BreakerState::HalfOpen);
+    assert!(
+        b.try_acquire_at(t0 + Duration::from_secs(10)).is_err(),
+        "one trial at a time"
+    );
+    b.on_failure_at(t0 + Duration::from_secs(11));
+    assert_eq!(b.state(), BreakerState::Open);
+    assert!(b.try_acquire_at(t0 + Duration::from_secs(21)).is_ok());
+    b.on_success();
+    assert_eq!(b.state(), BreakerState::Closed);
+    b.on_failure_at(t0);
+    assert_eq!(b.state(), BreakerState::Closed, "success reset the count");
+}
+
+#[test]
+fn abandoned_trial_reopens_the_breaker() {
+    let b = Breaker::new(
+        "llm",
+        BreakerConfig {
+            fail_max: 1,
+            reset_timeout: Duration::ZERO,
+        },
+    );
+    b.try_acquire().unwrap().failure();
+    assert_eq!(b.state(), BreakerState::Open);
+    let trial = b.try_acquire().unwrap();
+    assert_eq!(b.state(), BreakerState::HalfOpen);
+    drop(trial);
+    assert_eq!(b.state(), BreakerState::Open);
+    b.try_acquire().unwrap().success();
+    assert_eq!(b.state(), BreakerState::Closed);
+    drop(b.try_acquire().unwrap());
+    assert_eq!(
+        b.state(),
+        BreakerState::Closed,
+        "an abandoned closed call changes nothing"
+    );
 }

@@ -16,7 +16,9 @@
 
 use arrow::array::Array;
 use arrow::util::display::array_value_to_string;
-use nl2sql_adapter::{CircuitBreaker, DatasourceAdapter, RequestLimits};
+use nl2sql_adapter::{
+    CircuitBreaker, DatasourceAdapter, DatasourceBreaker as _, PermitOutcome as _, RequestLimits,
+};
 use nl2sql_plan::{Expr, LiteralValue, Op, PlanModel, SelectItem, TableRef};
 use nl2sql_sqlgen::SqlGenerator;
 use nl2sql_state::{ErrorCode, PipelineError, SchemaContract, SchemaSnapshot, Severity};
@@ -291,7 +293,7 @@ async fn run_lookup(
             |i| i.message.clone(),
         )
     })?;
-    breaker.before_call().map_err(|e| e.safe_message)?;
+    let permit = breaker.enter().map_err(|e| e.safe_message)?;
     let request = RequestLimits {
         row_limit: Some(rows),
         ..*limits
@@ -304,7 +306,7 @@ async fn run_lookup(
             adapter.execute_guarded(&guarded, &request),
         ) => r.map_err(|_| "the lookup did not finish in time".to_owned())?,
     };
-    breaker.record(frame.error.as_ref());
+    permit.settle(frame.error.as_ref());
     if !frame.success {
         return Err(frame
             .error

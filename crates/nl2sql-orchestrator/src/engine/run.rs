@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
-use nl2sql_adapter::{ResultError, ResultErrorCode};
+use nl2sql_adapter::DatasourceBreaker as _;
 use nl2sql_aggregate::aggregate_from_store;
 use nl2sql_index::{DATASOURCE_K, route_datasources};
 use nl2sql_plan::{DatasourceResolution, DecomposerResponse, ExecutionDag, SubQuery};
@@ -168,14 +168,14 @@ impl RunCtx {
         let started = (SystemTime::now(), Instant::now());
         let breaker = &self.shared.planner_breaker;
         let mut calls = Vec::new();
-        let result = match breaker.before_call() {
+        let result = match breaker.enter() {
             Err(e) => Err(PipelineError::new(
                 node,
                 ErrorCode::ServiceUnavailable,
                 Severity::Critical,
                 format!("The planner is unavailable: {}", e.safe_message),
             )),
-            Ok(()) => {
+            Ok(permit) => {
                 let timeout = self.shared.options.planner_timeout;
                 let r = tokio::select! {
                     biased;
@@ -194,11 +194,11 @@ impl RunCtx {
                     },
                 };
                 match &r {
-                    Err(e) if e.code == ErrorCode::ServiceUnavailable => breaker.record(Some(
-                        &ResultError::new(ResultErrorCode::ServiceUnavailable, e.message.clone()),
-                    )),
-                    Err(e) if e.code == ErrorCode::Cancelled => {}
-                    _ => breaker.record(None),
+                    Err(e) if e.code == ErrorCode::ServiceUnavailable => permit.failure(),
+                    // A cancelled call says nothing of the planner: its permit is dropped
+                    // (a half-open trial reopens the breaker).
+                    Err(e) if e.code == ErrorCode::Cancelled => drop(permit),
+                    _ => permit.success(),
                 }
                 r
             }

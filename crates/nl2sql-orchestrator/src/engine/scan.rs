@@ -8,7 +8,8 @@ use std::time::{Instant, SystemTime};
 
 use arrow::datatypes::Schema;
 use nl2sql_adapter::{
-    DatasourceAdapter, PhysicalSettings, RequestLimits, ResultFrame, validate_physical,
+    DatasourceAdapter, DatasourceBreaker as _, PermitOutcome as _, PhysicalSettings, RequestLimits,
+    ResultFrame, validate_physical,
 };
 use nl2sql_artifacts::ArtifactMeta;
 use nl2sql_index::{SchemaContext, SchemaRequest, SchemaRetriever};
@@ -536,12 +537,15 @@ async fn attempt(
 
     // executor.
     let t = now();
-    if let Err(e) = breaker.before_call() {
-        let e = e.to_pipeline_error("executor");
-        scan.log_error("executor", Some(n), t, &e);
-        out.errors = vec![e];
-        return out;
-    }
+    let permit = match breaker.enter() {
+        Ok(permit) => permit,
+        Err(e) => {
+            let e = e.to_pipeline_error("executor");
+            scan.log_error("executor", Some(n), t, &e);
+            out.errors = vec![e];
+            return out;
+        }
+    };
     // What runs is the guard's rendering of the statement physical validation approved.
     let Some(guarded) = physical.guarded.clone() else {
         let e = PipelineError::new(
@@ -568,6 +572,9 @@ async fn attempt(
             return out;
         }
         Some(Err(_)) => {
+            // A statement past the deadline counts against the datasource, as the
+            // adapters' own timeouts do.
+            permit.failure();
             let e = PipelineError::new(
                 "executor",
                 ErrorCode::ExecutionTimeout,
@@ -580,7 +587,7 @@ async fn attempt(
         }
         Some(Ok(f)) => f,
     };
-    breaker.record(frame.error.as_ref());
+    permit.settle(frame.error.as_ref());
     ctx.audit(
         "sql_executed",
         json!({

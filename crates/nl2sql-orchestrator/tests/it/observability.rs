@@ -14,7 +14,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use nl2sql_adapter::{BreakerConfig, CircuitBreaker, ResultError, ResultErrorCode};
+use nl2sql_adapter::{
+    BreakerConfig, CircuitBreaker, DatasourceBreaker as _, PermitOutcome as _, ResultError,
+    ResultErrorCode,
+};
 use nl2sql_orchestrator::{AskOptions, DatasourceRegistry, Engine, EngineOptions, RunResult};
 use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{ErrorCode, PolicyFile, RunStatus, UserContext, sha256_hex};
@@ -390,11 +393,10 @@ fn breakers_count_failures_and_state_changes() {
             },
         );
         let down = ResultError::new(ResultErrorCode::ServiceUnavailable, "refused");
-        breaker.record(Some(&down));
-        breaker.record(Some(&down));
+        breaker.enter().unwrap().settle(Some(&down));
+        breaker.enter().unwrap().settle(Some(&down));
         std::thread::sleep(Duration::from_millis(5));
-        breaker.before_call().unwrap();
-        breaker.record(None);
+        breaker.enter().unwrap().settle(None);
     });
     let metrics = snapshot(&snapshotter);
     assert_eq!(

@@ -1,14 +1,18 @@
-//! A small circuit breaker (spec: errors-and-recovery.md §4): `closed` → `open` after
-//! `fail_max` consecutive counted failures, calls fail fast while `open`, and after the
-//! reset timeout one trial call runs (`half-open`): success closes the breaker, failure
-//! opens it again. State changes are logged as warnings, counted failures as errors.
+//! The circuit breaker, one for every dependency that can fail for a while (a database, an
+//! LLM endpoint; spec: errors-and-recovery.md §4): `closed` → `open` after `fail_max`
+//! consecutive counted failures; calls fail fast while `open`; after the reset timeout ONE
+//! trial call runs (`half_open`): its success closes the breaker, its failure opens it
+//! again, and a trial abandoned without an outcome (a cancelled call) reopens it, so the
+//! breaker never stays half-open for ever. State changes are logged as warnings and
+//! counted (`nl2sql.breaker.state_change`, labels `closed`, `open`, `half_open`), counted
+//! failures as errors (`nl2sql.breaker.failure`).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The breaker's state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BreakerState {
+pub enum BreakerState {
     /// Calls run; failures are counted.
     Closed,
     /// Calls fail fast until the reset timeout has passed.
@@ -18,11 +22,31 @@ pub(crate) enum BreakerState {
 }
 
 impl BreakerState {
-    fn as_str(self) -> &'static str {
+    /// `closed`, `open` or `half_open` (metric labels and logs).
+    pub fn as_str(self) -> &'static str {
         match self {
             BreakerState::Closed => "closed",
             BreakerState::Open => "open",
-            BreakerState::HalfOpen => "half-open",
+            BreakerState::HalfOpen => "half_open",
+        }
+    }
+}
+
+/// When a breaker opens and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BreakerConfig {
+    /// Consecutive counted failures that open the breaker (at least 1).
+    pub fail_max: u32,
+    /// How long the breaker stays open before a trial call.
+    pub reset_timeout: Duration,
+}
+
+impl Default for BreakerConfig {
+    /// `DB_BREAKER`: 5 failures, 30 s.
+    fn default() -> Self {
+        BreakerConfig {
+            fail_max: 5,
+            reset_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -34,9 +58,9 @@ struct Inner {
     opened_at: Option<Instant>,
 }
 
-/// A circuit breaker around one dependency (an LLM endpoint).
+/// A circuit breaker around one dependency.
 #[derive(Debug)]
-pub(crate) struct Breaker {
+pub struct Breaker {
     name: String,
     fail_max: u32,
     reset_timeout: Duration,
@@ -45,18 +69,18 @@ pub(crate) struct Breaker {
 
 /// Why a call may not run: the breaker is open (or its trial call is running).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Rejected {
+pub struct Rejected {
     /// Time left until a trial call may run.
-    pub(crate) retry_in: Duration,
+    pub retry_in: Duration,
 }
 
 impl Breaker {
-    /// A closed breaker named `name` (used in logs and errors).
-    pub(crate) fn new(name: impl Into<String>, fail_max: u32, reset_timeout: Duration) -> Self {
+    /// A closed breaker named `name` (used in logs, metrics and errors).
+    pub fn new(name: impl Into<String>, config: BreakerConfig) -> Self {
         Breaker {
             name: name.into(),
-            fail_max: fail_max.max(1),
-            reset_timeout,
+            fail_max: config.fail_max.max(1),
+            reset_timeout: config.reset_timeout,
             inner: Mutex::new(Inner {
                 state: BreakerState::Closed,
                 failures: 0,
@@ -66,20 +90,20 @@ impl Breaker {
     }
 
     /// The dependency's name.
-    pub(crate) fn name(&self) -> &str {
+    pub fn name(&self) -> &str {
         &self.name
     }
 
-    /// The current state.
-    #[cfg(test)]
-    pub(crate) fn state(&self) -> BreakerState {
+    /// The current state (an open breaker past its reset timeout is still `Open` until
+    /// a call asks to run).
+    pub fn state(&self) -> BreakerState {
         self.lock().state
     }
 
     /// Asks to run a call now. The permit reports the outcome; a permit dropped without
     /// one (a cancelled call) counts as a failure if it was the half-open trial, so the
     /// breaker never stays half-open for ever.
-    pub(crate) fn try_acquire(&self) -> Result<Permit<'_>, Rejected> {
+    pub fn try_acquire(&self) -> Result<Permit<'_>, Rejected> {
         self.try_acquire_at(Instant::now())?;
         Ok(Permit {
             breaker: self,
@@ -87,7 +111,9 @@ impl Breaker {
         })
     }
 
-    pub(crate) fn try_acquire_at(&self, now: Instant) -> Result<(), Rejected> {
+    /// [`Breaker::try_acquire`] at a given instant, without a permit (for tests of the
+    /// state machine; report the outcome with `on_success` / `on_failure_at`).
+    pub fn try_acquire_at(&self, now: Instant) -> Result<(), Rejected> {
         let mut inner = self.lock();
         match inner.state {
             BreakerState::Closed => Ok(()),
@@ -111,7 +137,7 @@ impl Breaker {
 
     /// Reports a call that reached the dependency and got an answer (including the
     /// excluded errors, which neither count nor trip).
-    pub(crate) fn on_success(&self) {
+    pub fn on_success(&self) {
         let mut inner = self.lock();
         inner.failures = 0;
         if inner.state != BreakerState::Closed {
@@ -120,8 +146,8 @@ impl Breaker {
         }
     }
 
-    /// Reports a counted failure (timeout, connection failure, 5xx).
-    pub(crate) fn on_failure(&self) {
+    /// Reports a counted failure (a timeout, a lost connection, a crash, a 5xx).
+    pub fn on_failure(&self) {
         self.on_failure_at(Instant::now());
     }
 
@@ -134,7 +160,8 @@ impl Breaker {
         }
     }
 
-    pub(crate) fn on_failure_at(&self, now: Instant) {
+    /// [`Breaker::on_failure`] at a given instant.
+    pub fn on_failure_at(&self, now: Instant) {
         let mut inner = self.lock();
         inner.failures = inner.failures.saturating_add(1);
         metrics::counter!("nl2sql.breaker.failure", "breaker" => self.name.clone()).increment(1);
@@ -154,6 +181,9 @@ impl Breaker {
     }
 
     fn transition(&self, inner: &mut Inner, to: BreakerState) {
+        if inner.state == to {
+            return;
+        }
         metrics::counter!(
             "nl2sql.breaker.state_change",
             "breaker" => self.name.clone(),
@@ -183,20 +213,29 @@ impl Breaker {
 /// Leave to run one call; report its outcome with [`Permit::success`] or
 /// [`Permit::failure`].
 #[derive(Debug)]
-pub(crate) struct Permit<'a> {
+pub struct Permit<'a> {
     breaker: &'a Breaker,
     done: bool,
 }
 
 impl Permit<'_> {
     /// The dependency answered (excluded errors included).
-    pub(crate) fn success(mut self) {
+    pub fn success(mut self) {
         self.done = true;
         self.breaker.on_success();
     }
 
+    /// Reports the outcome: a counted failure when `counted` is true, else a success.
+    pub fn finish(self, counted: bool) {
+        if counted {
+            self.failure();
+        } else {
+            self.success();
+        }
+    }
+
     /// A counted failure.
-    pub(crate) fn failure(mut self) {
+    pub fn failure(mut self) {
         self.done = true;
         self.breaker.on_failure();
     }

@@ -1,11 +1,14 @@
-//! `nl2sql validate-sql`: the SQL guard on one statement.
+//! `nl2sql validate-sql`: the SQL guard on one statement, or on a batch of JSON lines
+//! (`--batch`, in [`batch`]).
+
+mod batch;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use clap::ValueEnum;
-use nl2sql_state::{Dialect, PolicyFile, SchemaContract};
+use nl2sql_state::{AccessPolicy, Dialect, PolicyFile, SchemaContract};
 use nl2sql_validate::{GuardContext, GuardStatus, SqlGuard, schema_from_ddl, schema_from_json};
 
 use crate::source::{SourceArgs, runtime};
@@ -50,9 +53,14 @@ pub(crate) struct Args {
     /// Role of the caller (repeatable); requires a policy (--policy, or --config with one).
     #[arg(long = "role", value_name = "R")]
     role: Vec<String>,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "text")]
-    format: Format,
+    /// Output format (default: text). `--batch` always writes JSON lines.
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Check many statements: a file of JSON lines `{"id", "sql", "datasource"?,
+    /// "dialect"?}`, or '-' for standard input. Writes one JSON report per line, in input
+    /// order, and a summary on standard error. Not with a live datasource.
+    #[arg(long, value_name = "FILE", conflicts_with = "sql")]
+    batch: Option<PathBuf>,
     /// The SQL statement, or '-' (the default) to read it from standard input.
     #[arg(value_name = "SQL")]
     sql: Option<String>,
@@ -67,21 +75,21 @@ fn parse_dialect(name: &str) -> anyhow::Result<Dialect> {
     name.parse::<Dialect>().map_err(|e| anyhow::anyhow!("{e}"))
 }
 
-/// Loads the schema named by `--schema`, choosing DDL or JSON by extension (or content).
-fn load_schema(
+/// Parses the text of the `--schema` file, as JSON or DDL by extension (or content).
+fn parse_schema(
     path: &Path,
+    text: &str,
     dialect: Option<Dialect>,
     datasource_id: &str,
 ) -> anyhow::Result<SchemaContract> {
-    let text = read_file(path, "schema")?;
     let is_json = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"))
         || text.trim_start().starts_with('{');
     let contract = if is_json {
-        schema_from_json(&text)
+        schema_from_json(text)
     } else {
-        schema_from_ddl(&text, dialect.unwrap_or(Dialect::Generic), datasource_id)
+        schema_from_ddl(text, dialect.unwrap_or(Dialect::Generic), datasource_id)
     };
     contract.with_context(|| format!("invalid schema file '{}'", path.display()))
 }
@@ -105,49 +113,95 @@ fn read_policy(path: &Path) -> anyhow::Result<PolicyFile> {
         .with_context(|| format!("invalid policy file '{}'", path.display()))
 }
 
+/// What the guard checks against, loaded once from the arguments: the datasource id, the
+/// schema file's text and the policy's access for the roles.
+struct Setup {
+    datasource_id: String,
+    /// The `--schema` file and its text.
+    schema: Option<(PathBuf, String)>,
+    access: Option<AccessPolicy>,
+}
+
+impl Setup {
+    /// Loads what `--schema`, `--datasource-id`, `--dialect`, `--policy` and `--role` name;
+    /// returns it with the guard for `--dialect`.
+    fn load(args: &Args) -> anyhow::Result<(Setup, SqlGuard)> {
+        if !args.role.is_empty() && args.policy.is_none() {
+            bail!("--role needs a policy: pass --policy FILE (or --config with a policy file)");
+        }
+        let dialect = args.dialect.as_deref().map(parse_dialect).transpose()?;
+        let datasource_id = match (&args.datasource_id, &args.schema) {
+            (Some(id), _) => id.clone(),
+            (None, Some(path)) => path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .context(
+                    "cannot derive a datasource id from the schema file name; pass --datasource-id",
+                )?,
+            (None, None) if args.policy.is_some() => {
+                bail!("a policy needs a datasource id: pass --datasource-id or --schema")
+            }
+            (None, None) => "default".to_owned(),
+        };
+        let schema = args
+            .schema
+            .as_ref()
+            .map(|path| read_file(path, "schema").map(|text| (path.clone(), text)))
+            .transpose()?;
+        let mut setup = Setup {
+            datasource_id,
+            schema,
+            access: None,
+        };
+        let contract = setup.contract(dialect)?;
+        if let Some(path) = &args.policy {
+            setup.access = Some(read_policy(path)?.access_for(&args.role));
+        }
+        let guard = setup.guard_with(dialect, contract.as_ref());
+        Ok((setup, guard))
+    }
+
+    /// The schema, read in `dialect` (DDL) or as written (JSON), or `None` without one.
+    fn contract(&self, dialect: Option<Dialect>) -> anyhow::Result<Option<SchemaContract>> {
+        self.schema
+            .as_ref()
+            .map(|(path, text)| parse_schema(path, text, dialect, &self.datasource_id))
+            .transpose()
+    }
+
+    /// The guard for `dialect` (`None`: the JSON schema's engine type, else generic).
+    fn guard(&self, dialect: Option<Dialect>) -> anyhow::Result<SqlGuard> {
+        let contract = self.contract(dialect)?;
+        Ok(self.guard_with(dialect, contract.as_ref()))
+    }
+
+    fn guard_with(&self, dialect: Option<Dialect>, contract: Option<&SchemaContract>) -> SqlGuard {
+        let dialect = dialect
+            .or_else(|| contract.and_then(|c| c.engine_type.parse::<Dialect>().ok()))
+            .unwrap_or(Dialect::Generic);
+        let mut ctx = match contract {
+            Some(contract) => GuardContext::new(&self.datasource_id, dialect, contract),
+            None => GuardContext::without_schema(&self.datasource_id, dialect),
+        };
+        if let Some(access) = &self.access {
+            ctx = ctx.with_policy(access.clone());
+        }
+        SqlGuard::new(ctx)
+    }
+}
+
 /// Runs the command; returns the exit code.
 pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
+    if let Some(path) = &args.batch {
+        return batch::run(args, path);
+    }
     if args.source.is_given() || args.datasource.is_some() {
         return run_live(args);
     }
-    if !args.role.is_empty() && args.policy.is_none() {
-        bail!("--role needs a policy: pass --policy FILE (or --config with a policy file)");
-    }
-    let mut dialect = args.dialect.as_deref().map(parse_dialect).transpose()?;
-    let datasource_id = match (&args.datasource_id, &args.schema) {
-        (Some(id), _) => id.clone(),
-        (None, Some(path)) => path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .context(
-                "cannot derive a datasource id from the schema file name; pass --datasource-id",
-            )?,
-        (None, None) if args.policy.is_some() => {
-            bail!("a policy needs a datasource id: pass --datasource-id or --schema")
-        }
-        (None, None) => "default".to_owned(),
-    };
-    let contract = args
-        .schema
-        .as_deref()
-        .map(|path| load_schema(path, dialect, &datasource_id))
-        .transpose()?;
-    if dialect.is_none() {
-        dialect = contract
-            .as_ref()
-            .and_then(|c| c.engine_type.parse::<Dialect>().ok());
-    }
-    let dialect = dialect.unwrap_or(Dialect::Generic);
-    let mut ctx = match &contract {
-        Some(contract) => GuardContext::new(&datasource_id, dialect, contract),
-        None => GuardContext::without_schema(&datasource_id, dialect),
-    };
-    if let Some(path) = &args.policy {
-        ctx = ctx.with_policy(read_policy(path)?.access_for(&args.role));
-    }
+    let (_, guard) = Setup::load(args)?;
     let sql = read_sql(args.sql.as_deref())?;
-    let report = SqlGuard::new(ctx).check(&sql);
-    match args.format {
+    let report = guard.check(&sql);
+    match args.format.unwrap_or(Format::Text) {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report.to_json())?),
         Format::Text => {
             print!("{}", report.to_text());
@@ -190,10 +244,11 @@ fn run_live(args: &Args) -> anyhow::Result<u8> {
         access,
         args.max_cost,
     ));
+    let format = args.format.unwrap_or(Format::Text);
     let report = match outcome {
         Ok((report, _)) => report,
         Err(e) => {
-            match args.format {
+            match format {
                 Format::Json => println!(
                     "{}",
                     serde_json::to_string_pretty(&serde_json::json!({
@@ -211,7 +266,7 @@ fn run_live(args: &Args) -> anyhow::Result<u8> {
             return Ok(3);
         }
     };
-    match args.format {
+    match format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&report.to_json())?),
         Format::Text => {
             print!("{}", report.to_text());

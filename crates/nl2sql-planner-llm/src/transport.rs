@@ -3,12 +3,11 @@
 //! honouring `Retry-After`, 5xx, 408, connection failures and timeouts), the one-time
 //! fallback from structured output to JSON in text, and the circuit breaker around it all.
 
-use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use nl2sql_state::{Secret, sanitize_engine_message};
+use nl2sql_state::{Backoff, Secret, SplitMix64, sanitize_engine_message};
 use serde_json::{Value, json};
 
 use super::config::{AgentSettings, StructuredOutput};
@@ -267,27 +266,20 @@ impl Endpoint {
     }
 }
 
-/// `min(max, base·2ⁿ) + U(0, jitter)`, the jitter drawn from a hash of the clock and `n`.
+/// `nl2sql_state::Backoff` with the step's settings: `min(max, base·2ⁿ) + U(0, jitter)`,
+/// the jitter drawn from a generator seeded by the clock (calls of many clients spread).
 pub(crate) fn backoff_delay(settings: &AgentSettings, n: u32) -> Duration {
-    let exp = settings
-        .backoff_base
-        .saturating_mul(2u32.saturating_pow(n.min(16)));
-    exp.min(settings.backoff_max) + jitter(settings.jitter, n)
-}
-
-fn jitter(bound: Duration, n: u32) -> Duration {
-    let bound_ms = u64::try_from(bound.as_millis()).unwrap_or(u64::MAX);
-    if bound_ms == 0 {
-        return Duration::ZERO;
-    }
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_nanos())
         .unwrap_or_default();
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u128(nanos);
-    hasher.write_u32(n);
-    Duration::from_millis(hasher.finish() % bound_ms)
+    let mut rng = SplitMix64::new((nanos as u64) ^ u64::from(n).rotate_left(32));
+    Backoff {
+        base: settings.backoff_base,
+        max: settings.backoff_max,
+        jitter: settings.jitter,
+    }
+    .delay(n, rng.unit())
 }
 
 /// The JSON body of a chat-completions request.

@@ -16,6 +16,7 @@ mod error;
 mod integrity;
 mod names;
 mod policy;
+mod retry;
 mod schema;
 mod state;
 
@@ -37,6 +38,7 @@ pub use error::{
 pub use integrity::{IntegrityReport, IntegrityRow, IntegrityStatus, RuleKind};
 pub use names::{norm, norm_parts};
 pub use policy::{AccessPolicy, PolicyError, PolicyFile, RolePolicy, TenantPolicy};
+pub use retry::{Backoff, SplitMix64};
 pub use schema::{
     Cardinality, ColumnContract, ColumnMetadata, ColumnStatistics, ForeignKeyContract,
     SchemaContract, SchemaMetadata, SchemaSnapshot, TableContract, TableMetadata, TableRef,

@@ -628,3 +628,32 @@ fn abandoned_trial_reopens_the_breaker() {
         "an abandoned closed call changes nothing"
     );
 }
+
+#[test]
+fn backoff_doubles_up_to_its_cap_and_adds_bounded_jitter() {
+    let b = Backoff {
+        base: Duration::from_millis(100),
+        max: Duration::from_millis(500),
+        jitter: Duration::from_millis(40),
+    };
+    let plain: Vec<u128> = (0..5).map(|n| b.delay(n, 0.0).as_millis()).collect();
+    assert_eq!(plain, [100, 200, 400, 500, 500]);
+    assert_eq!(b.delay(1, 0.5), Duration::from_millis(220));
+    assert!(b.delay(40, 0.999_999) <= Duration::from_millis(540));
+    // A unit outside [0, 1) is clamped: the jitter never exceeds its bound.
+    assert!(b.delay(0, 7.0) <= Duration::from_millis(140));
+    assert_eq!(b.delay(0, -3.0), Duration::from_millis(100));
+}
+
+#[test]
+fn splitmix64_is_the_reference_sequence_and_streams_differ() {
+    // The reference outputs of splitmix64 for seed 0 (Vigna's splitmix64.c).
+    let mut r = SplitMix64::new(0);
+    assert_eq!(r.next_u64(), 0xe220_a839_7b1d_cdaf);
+    assert_eq!(r.next_u64(), 0x6e78_9e6a_a1b9_65f4);
+    let mut a = SplitMix64::with_stream(7, "orders");
+    let mut b = SplitMix64::with_stream(7, "customers");
+    assert_ne!(a.next_u64(), b.next_u64());
+    let u = SplitMix64::new(42).unit();
+    assert!((0.0..1.0).contains(&u));
+}

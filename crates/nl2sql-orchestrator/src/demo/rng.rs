@@ -1,27 +1,19 @@
 //! The demo's random numbers: splitmix64, seeded per table, so that the same seed always
 //! gives the same data on every machine (no `rand`, no clock).
 
-/// A splitmix64 generator.
-pub(crate) struct Rng(u64);
+use nl2sql_state::SplitMix64;
+
+/// The demo's generator: `nl2sql_state::SplitMix64` with the draws the data needs.
+pub(crate) struct Rng(SplitMix64);
 
 impl Rng {
     /// A generator for `seed`; `stream` separates the tables of one seed.
     pub(crate) fn new(seed: u64, stream: &str) -> Self {
-        // FNV-1a of the stream name, mixed into the seed.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in stream.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        Rng(seed ^ h)
+        Rng(SplitMix64::with_stream(seed, stream))
     }
 
     pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `0..n` (0 when `n` is 0).
@@ -37,7 +29,7 @@ impl Rng {
 
     /// Uniform in `[0, 1)`.
     pub(crate) fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        self.0.unit()
     }
 
     /// Uniform in `[lo, hi)`.

@@ -17,7 +17,7 @@ use nl2sql_planner_llm::capture_calls;
 use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{
     AccessPolicy, ArtifactRef, ErrorCode, MismatchPolicy, PipelineError, RunStatus, ScanStatus,
-    Severity, TraceId, UserContext,
+    Severity, SplitMix64, TraceId, UserContext,
 };
 use nl2sql_validate::validate_decomposition;
 use serde::Serialize;
@@ -47,7 +47,7 @@ pub(crate) struct RunCtx {
     /// The caller's tenant (or the engine's default tenant).
     pub(crate) tenant: String,
     audit: Option<Arc<AuditLog>>,
-    rng: Mutex<u64>,
+    rng: Mutex<SplitMix64>,
 }
 
 impl RunCtx {
@@ -134,19 +134,9 @@ impl RunCtx {
         });
     }
 
-    /// A uniform number in [0, 1) from the run's seeded generator (xorshift64*).
+    /// A uniform number in [0, 1) from the run's seeded generator.
     pub(crate) fn uniform(&self) -> f64 {
-        let Ok(mut s) = self.rng.lock() else {
-            return 0.0;
-        };
-        let mut x = *s;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        *s = x;
-        let r = x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11;
-        // 53 random bits → [0, 1).
-        r as f64 / (1u64 << 53) as f64
+        self.rng.lock().map_or(0.0, |mut rng| rng.unit())
     }
 
     /// Calls the planner for `step`: through the planner's circuit breaker, with the
@@ -316,7 +306,7 @@ pub(crate) async fn run(
         log,
         tenant: tenant.clone(),
         audit,
-        rng: Mutex::new(seed | 1),
+        rng: Mutex::new(SplitMix64::new(seed)),
     });
     // Every log record of the run, its scans' included, is inside this span.
     // Target `nl2sql::span`: a log filter keeps it enabled whatever else it selects.

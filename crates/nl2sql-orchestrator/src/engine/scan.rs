@@ -18,8 +18,8 @@ use nl2sql_planner::{PlanRequest, RefineRequest, Step};
 use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_sqlgen::SqlGenerator;
 use nl2sql_state::{
-    AccessPolicy, ArtifactRef, ErrorCode, PipelineError, ScanStatus, SchemaSnapshot, Severity,
-    sha256_hex,
+    AccessPolicy, ArtifactRef, Backoff, ErrorCode, PipelineError, ScanStatus, SchemaSnapshot,
+    Severity, sha256_hex,
 };
 use nl2sql_validate::{LogicalContext, validate_plan};
 use serde_json::{Value, json};
@@ -257,12 +257,12 @@ async fn drive(
         }
         // retry_handler: backoff with jitter, raced against cancellation.
         let t = now();
-        let n = attempt_no - 1;
-        let exp = options
-            .retry_base_delay
-            .saturating_mul(2u32.saturating_pow(n))
-            .min(options.retry_max_delay);
-        let delay = exp + options.retry_jitter.mul_f64(ctx.uniform());
+        let backoff = Backoff {
+            base: options.retry_base_delay,
+            max: options.retry_max_delay,
+            jitter: options.retry_jitter,
+        };
+        let delay = backoff.delay(attempt_no - 1, ctx.uniform());
         let waited = tokio::select! {
             biased;
             () = ctx.cancel.cancelled() => false,

@@ -1,5 +1,6 @@
 //! The physical validator: guard → dry run → cost estimate (spec: validators.md §4).
 
+use nl2sql_state::Node;
 use nl2sql_state::{AccessPolicy, ErrorCode, PipelineError, SchemaContract, Severity};
 use nl2sql_validate::{GuardContext, GuardedSql, SqlGuard};
 use serde::Serialize;
@@ -8,7 +9,7 @@ use crate::breaker::{CircuitBreaker, DatasourceBreaker as _, PermitOutcome as _}
 use crate::spi::DatasourceAdapter;
 use crate::types::{CostEstimate, DryRunResult, ResultError, ResultErrorCode};
 
-const NODE: &str = "physical_validator";
+const NODE: &str = Node::PhysicalValidator.as_str();
 
 /// Settings of the physical validator.
 #[derive(Debug, Clone, Default)]

@@ -14,6 +14,7 @@ mod post;
 #[cfg(test)]
 mod tests;
 
+use nl2sql_state::Node;
 use std::collections::{BTreeMap, BTreeSet};
 
 use arrow::array::RecordBatch;
@@ -210,7 +211,7 @@ fn attr<T: serde::de::DeserializeOwned>(attributes: &Value, key: &str) -> Result
 
 fn error(node_id: &str, cause: &str) -> PipelineError {
     PipelineError::new(
-        "aggregator",
+        Node::Aggregator,
         ErrorCode::AggregatorFailed,
         Severity::Error,
         format!("node '{node_id}': {cause}"),

@@ -3,6 +3,7 @@
 //! hashed, so a file replaced in between cannot slip through).
 
 use bytes::Bytes;
+use nl2sql_state::Node;
 use nl2sql_state::{ErrorCode, PipelineError, Severity, sha256_hex};
 
 use crate::{ArtifactTable, parquet_io};
@@ -26,7 +27,7 @@ pub(crate) fn verify_and_decode(
 /// An `AGGREGATOR_FAILED` error of the artifact store (reading).
 pub(crate) fn read_error(message: String) -> PipelineError {
     PipelineError::new(
-        "artifact_store",
+        Node::ArtifactStore,
         ErrorCode::AggregatorFailed,
         Severity::Error,
         message,
@@ -36,7 +37,7 @@ pub(crate) fn read_error(message: String) -> PipelineError {
 /// An `EXECUTION_FAILED` error of the artifact store (writing).
 pub(crate) fn write_error(location: &str, message: &str) -> PipelineError {
     PipelineError::new(
-        "artifact_store",
+        Node::ArtifactStore,
         ErrorCode::ExecutionFailed,
         Severity::Error,
         format!("cannot write artifact '{location}': {message}"),
@@ -46,7 +47,7 @@ pub(crate) fn write_error(location: &str, message: &str) -> PipelineError {
 /// An `INVALID_STATE` configuration error of the artifact store.
 pub(crate) fn config_error(message: String) -> PipelineError {
     PipelineError::new(
-        "artifact_store",
+        Node::ArtifactStore,
         ErrorCode::InvalidState,
         Severity::Error,
         message,

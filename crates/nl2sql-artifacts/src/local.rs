@@ -3,6 +3,7 @@
 //! when the store's [`ArtifactDurability`] is `Synced`). The file work is blocking and runs
 //! on tokio's blocking pool (inline when there is no runtime).
 
+use nl2sql_state::Node;
 use std::fs::{self, File};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -51,7 +52,7 @@ impl LocalArtifactStore {
             })
             .map_err(|e| {
                 PipelineError::new(
-                    "artifact_store",
+                    Node::ArtifactStore,
                     ErrorCode::InvalidState,
                     Severity::Error,
                     format!("cannot use artifact directory '{}': {e}", base.display()),

@@ -1,6 +1,7 @@
 //! Path templates (spec: storage.md §1.3): placeholders `<tenant_id>`, `<request_id>`,
 //! `<subgraph_name>`, `<dag_node_id>`, `<schema_version>`, values made path-safe.
 
+use nl2sql_state::Node;
 use nl2sql_state::{ErrorCode, PipelineError, Severity};
 
 use crate::ArtifactMeta;
@@ -117,7 +118,7 @@ fn value(meta: &ArtifactMeta, name: &str) -> Result<String, PipelineError> {
 
 fn config_error(message: String) -> PipelineError {
     PipelineError::new(
-        "artifact_store",
+        Node::ArtifactStore,
         ErrorCode::InvalidState,
         Severity::Error,
         message,

@@ -3,8 +3,8 @@
 //!
 //! - `artifacts/write/{local,memory}`: encode 1,000,000 rows (the group-by table of the
 //!   aggregation benches: three non-null Int64 columns) to parquet, hash it and store it,
-//!   in a temporary directory (temporary file, fsync, rename) or in the in-memory object
-//!   store (one `put`).
+//!   in a temporary directory (temporary file then rename: the default `atomic`
+//!   durability, no fsync) or in the in-memory object store (one `put`).
 //! - `artifacts/read/{local,memory}`: read that artifact back, recompute its hash and
 //!   decode it into Arrow batches.
 //!

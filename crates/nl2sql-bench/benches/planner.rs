@@ -29,8 +29,6 @@ struct Entry {
     question: String,
     #[serde(default)]
     today: Option<String>,
-    #[serde(default)]
-    refuse: bool,
 }
 
 fn root() -> PathBuf {
@@ -90,17 +88,24 @@ fn planner(c: &mut Criterion) {
     )
     .expect("read the corpus");
     let corpus: Corpus = toml::from_str(&text).expect("parse the corpus");
-    let entries: Vec<Entry> = corpus.question.into_iter().filter(|e| !e.refuse).collect();
+    // Every question, the ones the planner refuses too: a refusal costs a user as much
+    // time as an answer.
+    let entries: Vec<Entry> = corpus.question;
     let snapshot = snapshot();
     let planner = OfflinePlanner::new();
     let planned: usize = entries
         .iter()
         .map(|e| plan_question(&planner, &snapshot, e))
         .sum();
-    // Nearly every answerable question plans (the accuracy test checks the results).
+    // Most questions plan (the accuracy test checks which, and their results): a bench of
+    // a planner that refuses everything would time only its refusals.
     assert!(
-        planned * 10 >= entries.len() * 9,
+        planned * 2 >= entries.len(),
         "only {planned} of {} planned",
+        entries.len()
+    );
+    eprintln!(
+        "planner/offline: {planned} of {} questions planned",
         entries.len()
     );
 

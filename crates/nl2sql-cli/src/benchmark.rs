@@ -29,6 +29,7 @@
 //! routing layers and latency only. Exit codes: 0 = the benchmark ran (whatever the
 //! scores), 2 = usage, configuration or dataset error, 130 = cancelled (Ctrl-C).
 
+use nl2sql_state::Node;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -655,7 +656,7 @@ async fn score(
                 && s.attempt_log.last().is_none_or(|a| {
                     !a.errors
                         .iter()
-                        .any(|e| e.node == "physical_validator" || e.node == "generator")
+                        .any(|e| e.node == Node::PhysicalValidator || e.node == Node::SqlGenerator)
                 })
         });
     let (mut execution_correct, mut execution_detail, mut semantic_correct) = (None, None, None);
@@ -717,8 +718,12 @@ fn routing_layer(result: &RunResult) -> &'static str {
     let failed = result
         .errors
         .iter()
-        .any(|e| e.node == "datasource_resolver" || e.node == "intent_guard");
-    if failed || !result.timings.contains_key("datasource_resolver") {
+        .any(|e| e.node == Node::DatasourceResolver || e.node == Node::IntentGuard);
+    if failed
+        || !result
+            .timings
+            .contains_key(Node::DatasourceResolver.as_str())
+    {
         "none"
     } else if result
         .warnings
@@ -741,7 +746,7 @@ fn resolved(engine: &Engine, trace_id: &str) -> Vec<String> {
     };
     entries
         .iter()
-        .find(|e| e.node == "datasource_resolver")
+        .find(|e| e.node == Node::DatasourceResolver)
         .and_then(|e| e.delta.get("resolved"))
         .and_then(Value::as_array)
         .map(|ids| {

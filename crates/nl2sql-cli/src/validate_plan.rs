@@ -1,5 +1,6 @@
 //! `nl2sql validate-plan`: the logical validator on one PlanModel (JSON).
 
+use nl2sql_state::Node;
 use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -211,9 +212,10 @@ pub(crate) fn check(
             return Ok(Checked {
                 contract,
                 plan: None,
-                findings: vec![
-                    e.to_pipeline_error("logical_validator", ErrorCode::InvalidPlanStructure),
-                ],
+                findings: vec![e.to_pipeline_error(
+                    Node::LogicalValidator.as_str(),
+                    ErrorCode::InvalidPlanStructure,
+                )],
             });
         }
     };

@@ -1,6 +1,7 @@
 //! Atomic JSON files: a file either holds a complete document or keeps its previous one
 //! (write `<name>.tmp-<uuid>`, sync, rename, sync the directory).
 
+use nl2sql_state::Node;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::Path;
@@ -13,7 +14,7 @@ use serde::de::DeserializeOwned;
 const TMP_MARKER: &str = ".tmp-";
 
 /// The node name errors of this crate carry.
-pub(crate) const NODE: &str = "schema_index";
+pub(crate) const NODE: &str = Node::SchemaIndex.as_str();
 
 /// A `SCHEMA_RETRIEVAL_FAILED` error about `path`.
 pub(crate) fn io_error(action: &str, path: &Path, err: &dyn std::fmt::Display) -> PipelineError {

@@ -16,6 +16,7 @@
 //! The dataset is Spider's JSON: an array of `{db_id, question, query}`. A database is
 //! `<db-dir>/<db_id>/<db_id>.sqlite` (Spider's layout) or `<db-dir>/<db_id>.sqlite`.
 
+use nl2sql_state::Node;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -548,7 +549,7 @@ fn retrieved_tables(data_dir: &Path, trace_id: &str) -> Option<(Vec<String>, Vec
     let mut tables: Vec<String> = Vec::new();
     let mut columns: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     let mut any = false;
-    for e in entries.iter().filter(|e| e.node == "schema_retriever") {
+    for e in entries.iter().filter(|e| e.node == Node::SchemaRetriever) {
         any = true;
         for t in e.delta["tables"].as_array().into_iter().flatten() {
             if let Some(name) = t.as_str()

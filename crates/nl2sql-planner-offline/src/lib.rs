@@ -33,6 +33,7 @@ mod tests;
 
 use async_trait::async_trait;
 use nl2sql_plan::{DecomposerResponse, FilterOperator, FilterValue, PlanModel, SubQuery};
+use nl2sql_state::Node;
 use nl2sql_state::{ErrorCode, PipelineError, Severity};
 use serde_json::json;
 
@@ -113,7 +114,7 @@ impl OfflinePlanner {
                 .iter()
                 .filter_map(|d| d.snapshot.as_ref().map(SchemaIndex::build))
                 .collect();
-            unlinked_error("decomposer", &u, &indexes)
+            unlinked_error(Node::Decomposer.as_str(), &u, &indexes)
         })
     }
 
@@ -215,7 +216,7 @@ fn uncovered_error(c: &Coverage) -> PipelineError {
         message.push_str(&format!("; {s}"));
     }
     PipelineError::new(
-        "ast_planner",
+        Node::AstPlanner,
         ErrorCode::AmbiguousQuestion,
         Severity::Error,
         message,
@@ -267,7 +268,7 @@ fn unsure_error(c: &Coverage, min_confidence: f64) -> PipelineError {
                       column you mean";
     message.push_str(&format!("; {suggestion}"));
     PipelineError::new(
-        "ast_planner",
+        Node::AstPlanner,
         ErrorCode::AmbiguousQuestion,
         Severity::Error,
         message,
@@ -284,7 +285,7 @@ fn unsure_error(c: &Coverage, min_confidence: f64) -> PipelineError {
 
 fn failure(message: String) -> PipelineError {
     PipelineError::new(
-        "ast_planner",
+        Node::AstPlanner,
         ErrorCode::PlanningFailure,
         Severity::Error,
         message,
@@ -378,7 +379,7 @@ fn plan(
     match (mismatch, first_error) {
         (Some(m), _) => Err(failure(m)),
         (None, Some(u)) => Err(unlinked_error(
-            "ast_planner",
+            Node::AstPlanner.as_str(),
             &u,
             std::slice::from_ref(&index),
         )),

@@ -22,14 +22,20 @@ pub enum Step {
 }
 
 impl Step {
-    /// The step's name (`decomposer`, `ast_planner`, `refiner`, `answer_synthesizer`).
-    pub fn as_str(self) -> &'static str {
+    /// The pipeline node the step runs as.
+    pub fn node(self) -> nl2sql_state::Node {
         match self {
-            Step::Decomposer => "decomposer",
-            Step::AstPlanner => "ast_planner",
-            Step::Refiner => "refiner",
-            Step::AnswerSynthesizer => "answer_synthesizer",
+            Step::Decomposer => nl2sql_state::Node::Decomposer,
+            Step::AstPlanner => nl2sql_state::Node::AstPlanner,
+            Step::Refiner => nl2sql_state::Node::Refiner,
+            Step::AnswerSynthesizer => nl2sql_state::Node::AnswerSynthesizer,
         }
+    }
+
+    /// The step's name, its node's (`decomposer`, `ast_planner`, `refiner`,
+    /// `answer_synthesizer`).
+    pub fn as_str(self) -> &'static str {
+        self.node().as_str()
     }
 }
 

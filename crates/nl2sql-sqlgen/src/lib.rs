@@ -15,6 +15,7 @@ mod query;
 mod spelling;
 
 use nl2sql_plan::PlanModel;
+use nl2sql_state::Node;
 use nl2sql_state::{Dialect, ErrorCode, PipelineError, SchemaContract, Severity};
 
 pub use nl2sql_state::DEFAULT_ROW_LIMIT;
@@ -86,7 +87,7 @@ impl<'a> SqlGenerator<'a> {
 /// A `SQL_GEN_FAILED` error (severity ERROR) from the generator node.
 pub(crate) fn gen_error(message: impl Into<String>) -> PipelineError {
     PipelineError::new(
-        "generator",
+        Node::SqlGenerator,
         ErrorCode::SqlGenFailed,
         Severity::Error,
         message,

@@ -15,6 +15,7 @@ mod dialect;
 mod error;
 mod integrity;
 mod names;
+mod node;
 mod policy;
 mod retry;
 mod schema;
@@ -37,6 +38,7 @@ pub use error::{
 };
 pub use integrity::{IntegrityReport, IntegrityRow, IntegrityStatus, RuleKind};
 pub use names::{norm, norm_parts};
+pub use node::Node;
 pub use policy::{AccessPolicy, PolicyError, PolicyFile, RolePolicy, TenantPolicy};
 pub use retry::{Backoff, SplitMix64};
 pub use schema::{

@@ -657,3 +657,20 @@ fn splitmix64_is_the_reference_sequence_and_streams_differ() {
     let u = SplitMix64::new(42).unit();
     assert!((0.0..1.0).contains(&u));
 }
+
+#[test]
+fn node_names_are_stable_distinct_snake_case() {
+    let names: Vec<&str> = Node::ALL.iter().map(|n| n.as_str()).collect();
+    let unique: std::collections::BTreeSet<&&str> = names.iter().collect();
+    assert_eq!(unique.len(), names.len());
+    assert!(
+        names
+            .iter()
+            .all(|n| n.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+    );
+    assert_eq!(Node::Executor.to_string(), "executor");
+    assert_eq!(String::from(Node::SqlGenerator), "generator");
+    assert!("ast_planner" == Node::AstPlanner);
+    let owned: String = Node::Decomposer.into();
+    assert!(owned == Node::Decomposer);
+}

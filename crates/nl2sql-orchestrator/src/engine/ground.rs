@@ -21,6 +21,7 @@ use nl2sql_adapter::{
 };
 use nl2sql_plan::{Expr, LiteralValue, Op, PlanModel, SelectItem, TableRef};
 use nl2sql_sqlgen::SqlGenerator;
+use nl2sql_state::Node;
 use nl2sql_state::{ErrorCode, PipelineError, SchemaContract, SchemaSnapshot, Severity};
 use nl2sql_validate::grounding::{
     Grounding, Respelling, ValueProbe, ground_literal, respell, value_probes,
@@ -30,7 +31,7 @@ use serde_json::{Value, json};
 
 use super::run::RunCtx;
 
-pub(super) const NODE: &str = "value_grounder";
+pub(super) const NODE: &str = Node::ValueGrounder.as_str();
 
 /// What grounding did to one plan.
 #[derive(Default)]

@@ -1,6 +1,7 @@
 //! One run of the main graph: resolver, decomposer, global planner, layer router,
 //! aggregator and answer synthesizer, raced against cancellation and the global deadline.
 
+use nl2sql_state::Node;
 use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -428,7 +429,7 @@ fn compute_status(st: &State, execute: bool) -> RunStatus {
         if st.terminal.is_empty() {
             return RunStatus::Failed;
         }
-        let aggregator_errors = st.errors.iter().any(|e| e.node == "aggregator");
+        let aggregator_errors = st.errors.iter().any(|e| e.node == Node::Aggregator);
         if scan_failed || aggregator_errors || !st.unmapped.is_empty() {
             return RunStatus::Partial;
         }
@@ -454,7 +455,7 @@ async fn pipeline(ctx: &Arc<RunCtx>, opts: &AskOptions, st: &mut State) {
         let t = Instant::now();
         answer_synthesizer(ctx, st).await;
         st.timings
-            .insert("answer_synthesizer".to_owned(), millis(t.elapsed()));
+            .insert(Node::AnswerSynthesizer.into(), millis(t.elapsed()));
         return;
     }
     let resolved = resolver(ctx, opts, st).await;
@@ -472,18 +473,18 @@ async fn pipeline(ctx: &Arc<RunCtx>, opts: &AskOptions, st: &mut State) {
         let t = Instant::now();
         layer_router(ctx, &dag, &sub_queries, st).await;
         st.timings
-            .insert("layer_router".to_owned(), millis(t.elapsed()));
+            .insert(Node::LayerRouter.into(), millis(t.elapsed()));
         if ctx.shared.options.execute {
             let t = Instant::now();
             aggregator(ctx, &dag, st).await;
             st.timings
-                .insert("aggregator".to_owned(), millis(t.elapsed()));
+                .insert(Node::Aggregator.into(), millis(t.elapsed()));
         }
     }
     let t = Instant::now();
     answer_synthesizer(ctx, st).await;
     st.timings
-        .insert("answer_synthesizer".to_owned(), millis(t.elapsed()));
+        .insert(Node::AnswerSynthesizer.into(), millis(t.elapsed()));
 }
 
 /// The resolver's output.
@@ -500,13 +501,13 @@ fn intent_guard(ctx: &RunCtx, st: &mut State) -> bool {
         return true;
     };
     let e = PipelineError::new(
-        "intent_guard",
+        Node::IntentGuard,
         ErrorCode::IntentViolation,
         Severity::Critical,
         format!("The question asks to change data ('{verb}'); nl2sql only reads data."),
     );
     ctx.log_node(
-        "intent_guard",
+        Node::IntentGuard.as_str(),
         t,
         json!({"verb": verb}),
         std::slice::from_ref(&e),
@@ -553,9 +554,9 @@ async fn resolver(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Option<Res
         ),
         Err(e) => (Value::Null, vec![e.clone()]),
     };
-    ctx.log_node("datasource_resolver", t, delta, &errors);
+    ctx.log_node(Node::DatasourceResolver.as_str(), t, delta, &errors);
     st.timings
-        .insert("datasource_resolver".to_owned(), millis(t.1.elapsed()));
+        .insert(Node::DatasourceResolver.into(), millis(t.1.elapsed()));
     match out {
         Ok(r) => Some(r),
         Err(e) => {
@@ -566,7 +567,7 @@ async fn resolver(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Option<Res
 }
 
 fn resolve(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Result<Resolved, PipelineError> {
-    const NODE: &str = "datasource_resolver";
+    const NODE: &str = Node::DatasourceResolver.as_str();
     let registry = &ctx.shared.registry;
     let store = &ctx.shared.store;
     let registered: BTreeSet<String> = registry.ids().into_iter().map(str::to_owned).collect();
@@ -754,7 +755,7 @@ struct Decomposed {
 /// `decomposer` (pipeline.md §2.2): decompose, validate progressively, re-prompt with the
 /// findings, then `PLANNING_FAILURE`.
 async fn decomposer(ctx: &RunCtx, res: &Resolved, st: &mut State) -> Option<Decomposed> {
-    const NODE: &str = "decomposer";
+    const NODE: &str = Node::Decomposer.as_str();
     let t0 = Instant::now();
     let mut feedback: Option<String> = None;
     let tries = ctx.shared.options.decomposer_max_retries.saturating_add(1);
@@ -980,7 +981,12 @@ async fn layer_router(
         }
         outcomes.sort_by(|a, b| a.report.id.cmp(&b.report.id));
         let ids: Vec<&str> = pending.iter().map(|q| q.id.as_str()).collect();
-        ctx.log_node("layer_router", t, json!({"dispatched": ids}), &[]);
+        ctx.log_node(
+            Node::LayerRouter.as_str(),
+            t,
+            json!({"dispatched": ids}),
+            &[],
+        );
         for o in outcomes {
             for e in &o.errors {
                 st.errors.push(ErrorReport::of_scan(
@@ -1018,7 +1024,7 @@ async fn aggregator(ctx: &RunCtx, dag: &ExecutionDag, st: &mut State) {
     let outcome = aggregate_from_store(dag, ctx.shared.artifacts.as_ref(), &st.artifacts).await;
     for e in &outcome.errors {
         let mut e = e.clone();
-        e.node = "aggregator".to_owned();
+        e.node = Node::Aggregator.into();
         st.error(&e);
     }
     let max = ctx.shared.options.answer_rows;
@@ -1054,8 +1060,7 @@ async fn aggregator(ctx: &RunCtx, dag: &ExecutionDag, st: &mut State) {
         }
     }
     st.aggregator_ran = true;
-    ctx.log_node(
-        "aggregator",
+    ctx.log_node(Node::Aggregator.as_str(),
         t,
         json!({
             "results": shown,
@@ -1144,7 +1149,7 @@ async fn answer_synthesizer(ctx: &RunCtx, st: &mut State) {
         }
     };
     ctx.log_node(
-        "answer_synthesizer",
+        Node::AnswerSynthesizer.as_str(),
         t,
         json!({"final_answer": answer}),
         &errs,

@@ -3,6 +3,7 @@
 //! artifact, with the retry handler (exponential backoff with jitter) and the refiner
 //! between attempts.
 
+use nl2sql_state::Node;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
@@ -139,13 +140,13 @@ async fn drive(
         Ok(a) => a,
         Err(e) => {
             let err = PipelineError::new(
-                "executor",
+                Node::Executor,
                 ErrorCode::ServiceUnavailable,
                 Severity::Critical,
                 format!("Datasource '{ds}' is unavailable: {}", e.safe_message),
             );
             scan.log(
-                "executor",
+                Node::Executor.as_str(),
                 None,
                 t,
                 json!({"datasource_id": ds}),
@@ -168,9 +169,9 @@ async fn drive(
             s
         }
         Err(mut e) => {
-            e.node = "schema_retriever".to_owned();
+            e.node = Node::SchemaRetriever.into();
             e.severity = Severity::Critical;
-            scan.log_error("schema_retriever", None, t, &e);
+            scan.log_error(Node::SchemaRetriever.as_str(), None, t, &e);
             report.status = ScanStatus::Failed;
             return vec![e];
         }
@@ -187,7 +188,7 @@ async fn drive(
         .map(|(k, t)| (k.clone(), json!(t.columns.keys().collect::<Vec<_>>())))
         .collect();
     scan.log(
-        "schema_retriever",
+        Node::SchemaRetriever.as_str(),
         None,
         t,
         json!({
@@ -271,10 +272,9 @@ async fn drive(
         let handler_errors = if waited {
             Vec::new()
         } else {
-            vec![cancelled("retry_handler")]
+            vec![cancelled(Node::RetryHandler.as_str())]
         };
-        scan.log(
-            "retry_handler",
+        scan.log(Node::RetryHandler.as_str(),
             Some(attempt_no),
             t,
             json!({"retry_count": attempt_no, "delay_ms": u64::try_from(delay.as_millis()).unwrap_or(u64::MAX)}),
@@ -318,7 +318,7 @@ async fn drive(
             fb.push_str(&format!("\n- {}: {}", e.code, e.safe_message()));
         }
         scan.log(
-            "refiner",
+            Node::Refiner.as_str(),
             Some(attempt_no),
             t,
             json!({"feedback": text, "offline_fallback": !refiner_errors.is_empty()}),
@@ -362,13 +362,19 @@ async fn attempt(
     let mut plan = match planned {
         Ok(p) => p,
         Err(mut e) => {
-            e.node = "ast_planner".to_owned();
-            scan.log_error("ast_planner", Some(n), t, &e);
+            e.node = Node::AstPlanner.into();
+            scan.log_error(Node::AstPlanner.as_str(), Some(n), t, &e);
             out.errors = vec![e];
             return out;
         }
     };
-    scan.log("ast_planner", Some(n), t, json!({"plan": plan}), &[]);
+    scan.log(
+        Node::AstPlanner.as_str(),
+        Some(n),
+        t,
+        json!({"plan": plan}),
+        &[],
+    );
     out.plan = Some(plan.clone());
 
     // logical_validator.
@@ -395,7 +401,7 @@ async fn attempt(
         Ok(report) => report,
         Err(panic) => {
             let e = PipelineError::new(
-                "logical_validator",
+                Node::LogicalValidator,
                 ErrorCode::ValidatorCrash,
                 Severity::Error,
                 format!(
@@ -403,13 +409,13 @@ async fn attempt(
                     super::panic_text(&*panic)
                 ),
             );
-            scan.log_error("logical_validator", Some(n), t, &e);
+            scan.log_error(Node::LogicalValidator.as_str(), Some(n), t, &e);
             out.errors = vec![e];
             return out;
         }
     };
     scan.log(
-        "logical_validator",
+        Node::LogicalValidator.as_str(),
         Some(n),
         t,
         json!({"reasoning": logical.reasoning}),
@@ -437,7 +443,7 @@ async fn attempt(
         Ok(b) => b,
         Err(e) => {
             let e = PipelineError::new(
-                "physical_validator",
+                Node::PhysicalValidator,
                 ErrorCode::MissingDatasourceId,
                 Severity::Error,
                 e.to_string(),
@@ -474,13 +480,19 @@ async fn attempt(
     let sql = match generated {
         Ok(s) => s,
         Err(mut e) => {
-            e.node = "generator".to_owned();
-            scan.log_error("generator", Some(n), t, &e);
+            e.node = Node::SqlGenerator.into();
+            scan.log_error(Node::SqlGenerator.as_str(), Some(n), t, &e);
             out.errors = vec![e];
             return out;
         }
     };
-    scan.log("generator", Some(n), t, json!({"sql_draft": sql}), &[]);
+    scan.log(
+        Node::SqlGenerator.as_str(),
+        Some(n),
+        t,
+        json!({"sql_draft": sql}),
+        &[],
+    );
     out.sql = Some(sql.clone());
 
     // physical_validator.
@@ -500,24 +512,23 @@ async fn attempt(
     };
     let physical = match physical {
         None => {
-            out.errors = vec![cancelled("physical_validator")];
+            out.errors = vec![cancelled(Node::PhysicalValidator.as_str())];
             return out;
         }
         Some(Err(_)) => {
             let e = PipelineError::new(
-                "physical_validator",
+                Node::PhysicalValidator,
                 ErrorCode::ExecutionTimeout,
                 Severity::Error,
                 format!("Datasource '{ds}' did not finish the dry run in time."),
             );
-            scan.log_error("physical_validator", Some(n), t, &e);
+            scan.log_error(Node::PhysicalValidator.as_str(), Some(n), t, &e);
             out.errors = vec![e];
             return out;
         }
         Some(Ok(r)) => r,
     };
-    scan.log(
-        "physical_validator",
+    scan.log(Node::PhysicalValidator.as_str(),
         Some(n),
         t,
         json!({"dry_run": physical.dry_run, "cost": physical.cost, "reasoning": physical.reasoning}),
@@ -540,8 +551,8 @@ async fn attempt(
     let permit = match breaker.enter() {
         Ok(permit) => permit,
         Err(e) => {
-            let e = e.to_pipeline_error("executor");
-            scan.log_error("executor", Some(n), t, &e);
+            let e = e.to_pipeline_error(Node::Executor.as_str());
+            scan.log_error(Node::Executor.as_str(), Some(n), t, &e);
             out.errors = vec![e];
             return out;
         }
@@ -549,12 +560,12 @@ async fn attempt(
     // What runs is the guard's rendering of the statement physical validation approved.
     let Some(guarded) = physical.guarded.clone() else {
         let e = PipelineError::new(
-            "executor",
+            Node::Executor,
             ErrorCode::UnknownError,
             Severity::Error,
             "physical validation passed without a guarded statement",
         );
-        scan.log_error("executor", Some(n), t, &e);
+        scan.log_error(Node::Executor.as_str(), Some(n), t, &e);
         out.errors = vec![e];
         return out;
     };
@@ -568,7 +579,7 @@ async fn attempt(
     };
     let frame = match frame {
         None => {
-            out.errors = vec![cancelled("executor")];
+            out.errors = vec![cancelled(Node::Executor.as_str())];
             return out;
         }
         Some(Err(_)) => {
@@ -576,12 +587,12 @@ async fn attempt(
             // adapters' own timeouts do.
             permit.failure();
             let e = PipelineError::new(
-                "executor",
+                Node::Executor,
                 ErrorCode::ExecutionTimeout,
                 Severity::Error,
                 format!("Datasource '{ds}' did not finish the query in time."),
             );
-            scan.log_error("executor", Some(n), t, &e);
+            scan.log_error(Node::Executor.as_str(), Some(n), t, &e);
             out.errors = vec![e];
             return out;
         }
@@ -597,21 +608,21 @@ async fn attempt(
             "truncated": frame.truncated,
             "duration_ms": millis(t.1.elapsed()),
             "success": frame.success,
-            "error": frame.error.as_ref().map(|e| e.to_pipeline_error("executor").code.as_str()),
+            "error": frame.error.as_ref().map(|e| e.to_pipeline_error(Node::Executor.as_str()).code.as_str()),
         }),
     );
     if !frame.success {
         let e = match &frame.error {
-            Some(err) => err.to_pipeline_error("executor"),
+            Some(err) => err.to_pipeline_error(Node::Executor.as_str()),
             None => PipelineError::new(
-                "executor",
+                Node::Executor,
                 ErrorCode::ExecutionFailed,
                 Severity::Error,
                 "SQL execution failed.",
             ),
         };
         scan.log(
-            "executor",
+            Node::Executor.as_str(),
             Some(n),
             t,
             json!({"sql": sql}),
@@ -645,24 +656,24 @@ async fn attempt(
     };
     let artifact = match written {
         None => {
-            out.errors = vec![cancelled("executor")];
+            out.errors = vec![cancelled(Node::Executor.as_str())];
             return out;
         }
         Some(Err(mut e)) => {
             // The statement ran but its result cannot be kept (a full disk, a store that
             // refuses the write): not retried, and said as the store said it.
-            e.node = "executor".to_owned();
+            e.node = Node::Executor.into();
             e.code = ErrorCode::ExecutionFailed;
             e.severity = Severity::Critical;
             e.message = format!("the result could not be stored: {}", e.message);
-            scan.log_error("executor", Some(n), t, &e);
+            scan.log_error(Node::Executor.as_str(), Some(n), t, &e);
             out.errors = vec![e];
             return out;
         }
         Some(Ok(a)) => a,
     };
     scan.log(
-        "executor",
+        Node::Executor.as_str(),
         Some(n),
         t,
         json!({

@@ -2,6 +2,7 @@
 //! datasources, give sub-queries and ops content-hashed ids, de-duplicate, drop what can no
 //! longer run (with warnings) and sort, so the same answer always yields the same document.
 
+use nl2sql_state::Node;
 use std::collections::{BTreeMap, BTreeSet};
 
 use nl2sql_state::{ErrorCode, PipelineError, Severity, canonical_json, sha256_hex};
@@ -13,7 +14,7 @@ use super::{
 };
 
 /// The node name on warnings.
-const NODE: &str = "decomposer";
+const NODE: &str = Node::Decomposer.as_str();
 
 /// What the datasource resolver knows for one caller. `None` sets accept every id (the
 /// CLI, which has no resolver).

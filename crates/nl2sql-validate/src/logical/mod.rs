@@ -13,13 +13,14 @@ pub(crate) use resolve::{Resolver, TypeClass};
 mod structure;
 
 use nl2sql_plan::PlanModel;
+use nl2sql_state::Node;
 use nl2sql_state::{
     AccessPolicy, ErrorCode, PipelineError, SchemaContract, SchemaMetadata, Severity,
 };
 use serde_json::{Value, json};
 
 /// The node name findings carry.
-pub(crate) const NODE: &str = "logical_validator";
+pub(crate) const NODE: &str = Node::LogicalValidator.as_str();
 
 /// What a plan is validated against.
 #[derive(Debug, Clone)]

@@ -18,6 +18,7 @@ mod static_checks;
 #[cfg(test)]
 mod tests;
 
+use nl2sql_state::Node;
 use std::fmt::Write as _;
 
 use nl2sql_plan::{DatasourceResolution, ExecutionDag, Normalized, normalize, parse_decomposition};
@@ -110,13 +111,18 @@ impl DecompositionFinding {
     /// The finding as a `PipelineError` from the `decomposer` node, details holding node,
     /// path, key and hint.
     pub fn to_pipeline_error(&self) -> PipelineError {
-        PipelineError::new("decomposer", self.code, self.severity, self.message.clone())
-            .with_details(serde_json::json!({
-                "node_id": self.node_id,
-                "path": self.path,
-                "key": self.key,
-                "hint": self.hint,
-            }))
+        PipelineError::new(
+            Node::Decomposer,
+            self.code,
+            self.severity,
+            self.message.clone(),
+        )
+        .with_details(serde_json::json!({
+            "node_id": self.node_id,
+            "path": self.path,
+            "key": self.key,
+            "hint": self.hint,
+        }))
     }
 }
 

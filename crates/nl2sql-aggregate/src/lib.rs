@@ -14,7 +14,6 @@ mod post;
 #[cfg(test)]
 mod tests;
 
-use nl2sql_state::Node;
 use std::collections::{BTreeMap, BTreeSet};
 
 use arrow::array::RecordBatch;
@@ -26,7 +25,7 @@ use nl2sql_plan::{
     CombineOperation, ExecutionDag, ExpectedColumn, FilterSpec, GroupBySpec, JoinKeyPair,
     MetricSpec, NodeKind, OrderBySpec, Role,
 };
-use nl2sql_state::{ArtifactRef, ErrorCode, PipelineError, Severity};
+use nl2sql_state::{ArtifactRef, ErrorCode, Node, PipelineError, Severity};
 use serde_json::Value;
 
 /// What an aggregation run produced.

@@ -3,7 +3,6 @@
 //! when the store's [`ArtifactDurability`] is `Synced`). The file work is blocking and runs
 //! on tokio's blocking pool (inline when there is no runtime).
 
-use nl2sql_state::Node;
 use std::fs::{self, File};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -13,7 +12,7 @@ use arrow::datatypes::SchemaRef;
 use async_trait::async_trait;
 use bytes::Bytes;
 use nl2sql_state::{
-    ArtifactDurability, ArtifactRef, ErrorCode, PipelineError, Severity, sha256_hex,
+    ArtifactDurability, ArtifactRef, ErrorCode, Node, PipelineError, Severity, sha256_hex,
 };
 
 use crate::integrity::{read_error, verify_and_decode};

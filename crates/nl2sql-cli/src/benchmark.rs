@@ -29,7 +29,6 @@
 //! routing layers and latency only. Exit codes: 0 = the benchmark ran (whatever the
 //! scores), 2 = usage, configuration or dataset error, 130 = cancelled (Ctrl-C).
 
-use nl2sql_state::Node;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -42,7 +41,7 @@ use arrow::util::display::{ArrayFormatter, FormatOptions};
 use nl2sql_adapter::AdapterRequest;
 use nl2sql_orchestrator::{AskOptions, Engine, Planner, PlannerChoice, RunResult, build_planner};
 use nl2sql_planner_llm::{LlmConfig, LlmPlanner};
-use nl2sql_state::{Dialect, UserContext};
+use nl2sql_state::{Dialect, Node, UserContext};
 use nl2sql_validate::parser_dialect;
 use serde::Serialize;
 use serde_json::Value;

@@ -1,13 +1,12 @@
 //! `nl2sql validate-plan`: the logical validator on one PlanModel (JSON).
 
-use nl2sql_state::Node;
 use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use nl2sql_plan::{PlanModel, parse_plan};
-use nl2sql_state::{Dialect, ErrorCode, PipelineError, PolicyFile, SchemaContract, Severity};
+use nl2sql_state::{Dialect, ErrorCode, Node, PipelineError, PolicyFile, SchemaContract, Severity};
 use nl2sql_validate::{LogicalContext, schema_from_ddl, schema_from_json, validate_plan};
 use serde_json::{Value, json};
 

@@ -1,12 +1,11 @@
 //! Atomic JSON files: a file either holds a complete document or keeps its previous one
 //! (write `<name>.tmp-<uuid>`, sync, rename, sync the directory).
 
-use nl2sql_state::Node;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::Path;
 
-use nl2sql_state::{ErrorCode, PipelineError, Severity};
+use nl2sql_state::{ErrorCode, Node, PipelineError, Severity};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 

@@ -16,7 +16,6 @@
 //! The dataset is Spider's JSON: an array of `{db_id, question, query}`. A database is
 //! `<db-dir>/<db_id>/<db_id>.sqlite` (Spider's layout) or `<db-dir>/<db_id>.sqlite`.
 
-use nl2sql_state::Node;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -25,7 +24,7 @@ use std::time::Instant;
 use nl2sql_adapter::compare::{Table, compare, json_val, table_of};
 use nl2sql_adapter::{ResultError, ResultErrorCode, ResultFrame};
 use nl2sql_planner::Planner;
-use nl2sql_state::{Dialect, ErrorCode, PipelineError, Severity};
+use nl2sql_state::{Dialect, ErrorCode, Node, PipelineError, Severity};
 use nl2sql_validate::{GuardContext, SqlGuard};
 use serde::{Deserialize, Serialize};
 use sqlparser::ast::Statement;

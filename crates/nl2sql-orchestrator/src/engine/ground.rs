@@ -29,7 +29,7 @@ use nl2sql_validate::grounding::{
 use nl2sql_validate::{GuardContext, SqlGuard};
 use serde_json::{Value, json};
 
-use super::run::RunCtx;
+use super::ctx::RunCtx;
 
 pub(super) const NODE: &str = Node::ValueGrounder.as_str();
 

@@ -11,15 +11,22 @@
 //! the metrics and a `tracing` event inside the run's span (`trace_id`, `tenant_id`), and
 //! audit events go to the audit log (`audit`).
 
+mod aggregate;
+mod answer;
 mod audit;
+mod ctx;
+mod decompose;
 mod ground;
 mod intent;
+mod layers;
 mod options;
+mod resolve;
 mod result;
 mod rows;
 mod run;
 mod runlog;
 mod scan;
+mod state;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

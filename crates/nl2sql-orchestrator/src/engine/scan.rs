@@ -3,7 +3,6 @@
 //! artifact, with the retry handler (exponential backoff with jitter) and the refiner
 //! between attempts.
 
-use nl2sql_state::Node;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
@@ -19,16 +18,16 @@ use nl2sql_planner::{PlanRequest, RefineRequest, Step};
 use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_sqlgen::SqlGenerator;
 use nl2sql_state::{
-    AccessPolicy, ArtifactRef, Backoff, ErrorCode, PipelineError, ScanStatus, SchemaSnapshot,
+    AccessPolicy, ArtifactRef, Backoff, ErrorCode, Node, PipelineError, ScanStatus, SchemaSnapshot,
     Severity, sha256_hex,
 };
 use nl2sql_validate::{LogicalContext, validate_plan};
 use serde_json::{Value, json};
 
 use super::cancelled;
+use super::ctx::RunCtx;
 use super::ground;
 use super::result::{AttemptReport, ErrorReport, SubQueryReport};
-use super::run::RunCtx;
 use super::runlog::{Record, millis};
 
 /// What a scan leaves in the run.

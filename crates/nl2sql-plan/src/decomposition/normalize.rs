@@ -2,10 +2,9 @@
 //! datasources, give sub-queries and ops content-hashed ids, de-duplicate, drop what can no
 //! longer run (with warnings) and sort, so the same answer always yields the same document.
 
-use nl2sql_state::Node;
 use std::collections::{BTreeMap, BTreeSet};
 
-use nl2sql_state::{ErrorCode, PipelineError, Severity, canonical_json, sha256_hex};
+use nl2sql_state::{ErrorCode, Node, PipelineError, Severity, canonical_json, sha256_hex};
 use serde_json::json;
 
 use super::{

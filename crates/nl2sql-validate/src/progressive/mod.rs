@@ -18,11 +18,10 @@ mod static_checks;
 #[cfg(test)]
 mod tests;
 
-use nl2sql_state::Node;
 use std::fmt::Write as _;
 
 use nl2sql_plan::{DatasourceResolution, ExecutionDag, Normalized, normalize, parse_decomposition};
-use nl2sql_state::{ErrorCode, PipelineError, Severity};
+use nl2sql_state::{ErrorCode, Node, PipelineError, Severity};
 use serde::Serialize;
 
 /// Hint of level 1 findings.

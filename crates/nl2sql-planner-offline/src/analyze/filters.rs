@@ -1,0 +1,427 @@
+//! The builder's filters and measures: values named in the question, tables whose rows
+//! must be absent, arithmetic between measures, numeric comparisons, and the entity a
+//! count or total is about.
+
+#[allow(clippy::wildcard_imports)] // reason: a part of analyze/mod.rs, sharing its imports
+use super::*;
+
+impl Builder<'_> {
+    pub(super) fn value_filters(&mut self) {
+        for (k, m) in self.mentions.iter().enumerate() {
+            let Target::Value {
+                column,
+                values,
+                exact,
+                word,
+            } = &m.target
+            else {
+                continue;
+            };
+            self.consumed[k] = true;
+            // "weren't delivered on time", "not in the Widgets category": a verb or a
+            // preposition may stand between the negation and the value.
+            let negation = self
+                .cues
+                .negations
+                .iter()
+                .position(|n| *n < m.start && m.start - n <= 3);
+            if let Some(p) = negation {
+                self.negations_used[p] = true;
+            }
+            let negated = negation.is_some();
+            let test = if *exact || values.len() == 1 {
+                Test::In(values.clone())
+            } else {
+                Test::Contains(word.clone())
+            };
+            // "not preferred": the boolean's other value, which also keeps `NULL`s out.
+            let (test, negated) = match (&test, negated) {
+                (Test::In(v), true) if matches!(v.as_slice(), [Value::Bool(_)]) => {
+                    let b = v.first().and_then(Value::as_bool).unwrap_or(true);
+                    (Test::In(vec![Value::Bool(!b)]), false)
+                }
+                _ => (test, negated),
+            };
+            // Merge `A or B` on the same column into one IN list.
+            if let Some(f) = self
+                .a
+                .filters
+                .iter_mut()
+                .find(|f| f.column == *column && f.negated == negated)
+                && let (Test::In(old), Test::In(new)) = (&mut f.test, &test)
+            {
+                for v in new {
+                    if !old.contains(v) {
+                        old.push(v.clone());
+                    }
+                }
+                continue;
+            }
+            self.a.filters.push(Filter {
+                column: *column,
+                test,
+                negated,
+            });
+        }
+        // `run 4`, `machine #2`: a table followed by a whole number names a row by key.
+        for (k, m) in self.mentions.iter().enumerate() {
+            let Target::Table(t) = m.target else { continue };
+            let Some(next) = self.tokens.get(m.end) else {
+                continue;
+            };
+            let Some(n) = next
+                .number()
+                .filter(|n| n.fract() == 0.0 && next.raw.len() < 7)
+            else {
+                continue;
+            };
+            if self.cues.used[m.end] {
+                continue;
+            }
+            let Some(pk) = self.index.tables[t]
+                .columns
+                .iter()
+                .copied()
+                .find(|c| self.index.columns[*c].is_pk)
+            else {
+                continue;
+            };
+            self.consumed[k] = true;
+            self.a.filters.push(Filter {
+                column: pk,
+                test: Test::Cmp(CmpOp::Eq, Lit::Number(n)),
+                negated: false,
+            });
+        }
+        // A column or table word right next to a value names the value's column
+        // ("the Night shift", "category Widgets"): it is part of the filter.
+        for (k, m) in self.mentions.iter().enumerate() {
+            if self.consumed[k] {
+                continue;
+            }
+            let adjacent = self.mentions.iter().any(|v| {
+                matches!(v.target, Target::Value { .. })
+                    && (v.end == m.start || m.end == v.start)
+                    && match &m.target {
+                        Target::Column(c) => Some(*c) == v.column(),
+                        // An adjective's noun ("late deliveries") is what the question is
+                        // about, not a name of the adjective's column.
+                        Target::Table(_) if is_boolean_value(&v.target) => false,
+                        Target::Table(t) => {
+                            let col = v.column().map(|c| &self.index.columns[c]);
+                            col.is_some_and(|col| col.stems == self.index.tables[*t].stems)
+                                || (col.map(|c| c.table) == Some(*t)
+                                    && v.end == m.start
+                                    && !self.is_entity_position(m))
+                        }
+                        Target::Value { .. } => false,
+                    }
+            });
+            if adjacent {
+                self.consumed[k] = true;
+                self.filter_tokens[m.start..m.end]
+                    .iter_mut()
+                    .for_each(|t| *t = true);
+            }
+        }
+    }
+
+    /// Negations followed (within three words) by a table, or by a past participle that
+    /// names a number column of a table: rows of that table must be absent.
+    pub(super) fn absent_tables(&mut self) {
+        for (p, &n) in self.cues.negations.iter().enumerate() {
+            if self.negations_used[p] {
+                continue;
+            }
+            let found = self.mentions.iter().enumerate().find_map(|(k, m)| {
+                if self.consumed[k] || m.start <= n || m.start - n > 3 {
+                    return None;
+                }
+                match m.target {
+                    Target::Table(t) => Some((k, t)),
+                    Target::Column(c)
+                        if self.index.columns[c].is_measure()
+                            && self.tokens[m.end - 1].lower.ends_with("ed") =>
+                    {
+                        Some((k, self.index.columns[c].table))
+                    }
+                    _ => None,
+                }
+            });
+            let Some((k, t)) = found else { continue };
+            // The rows that lack matches must be of another table that `t` refers to.
+            let subject = self
+                .mentions
+                .iter()
+                .enumerate()
+                .find_map(|(j, m)| match m.target {
+                    Target::Table(s) if j != k && s != t && self.index.refers_to(t, s) => Some(s),
+                    Target::Column(c)
+                        if j != k
+                            && self.index.columns[c].table != t
+                            && self.index.refers_to(t, self.index.columns[c].table) =>
+                    {
+                        Some(self.index.columns[c].table)
+                    }
+                    _ => None,
+                });
+            if subject.is_none()
+                || self.index.tables[t]
+                    .columns
+                    .iter()
+                    .all(|c| !self.index.columns[*c].is_pk)
+            {
+                continue;
+            }
+            self.consumed[k] = true;
+            self.negations_used[p] = true;
+            if !self.a.absent.contains(&t) {
+                self.a.absent.push(t);
+            }
+        }
+    }
+
+    /// "quantity times unit price", "units planned minus units produced", "the difference
+    /// between X and Y": two number columns of one table combined into one measure. Both
+    /// mentions are consumed.
+    pub(super) fn arithmetic(&mut self) -> Option<(bool, usize, usize)> {
+        if self.cues.aggs.is_empty() {
+            return None;
+        }
+        let w = |k: usize| self.tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+        let number = |k: usize| match self.mentions[k].target {
+            Target::Column(c) if self.index.columns[c].is_measure() => Some(c),
+            _ => None,
+        };
+        for k in 0..self.mentions.len() {
+            if self.consumed[k] {
+                continue;
+            }
+            let Some(a) = number(k) else { continue };
+            let end = self.mentions[k].end;
+            // "the difference between A and B".
+            let between = self.mentions[k].start >= 2
+                && w(self.mentions[k].start - 1) == "between"
+                && matches!(w(self.mentions[k].start - 2), "difference" | "gap");
+            let (times, len) = match (w(end), w(end + 1)) {
+                ("times" | "x", _) | ("multiplied", "by") if !between => {
+                    (true, if w(end) == "multiplied" { 2 } else { 1 })
+                }
+                ("minus", _) if !between => (false, 1),
+                ("and", _) if between => (false, 1),
+                _ => continue,
+            };
+            let Some(j) = (k + 1..self.mentions.len()).find(|j| {
+                self.mentions[*j].start == end + len || self.mentions[*j].start == end + len + 1
+            }) else {
+                continue;
+            };
+            let Some(b) = number(j) else { continue };
+            if self.index.columns[a].table != self.index.columns[b].table || a == b {
+                continue;
+            }
+            self.consumed[k] = true;
+            self.consumed[j] = true;
+            return Some((times, a, b));
+        }
+        None
+    }
+
+    /// Makes the first measure of an aggregation the computed one ("the combined value
+    /// (quantity times unit price)"), or adds it as a sum when the question aggregates
+    /// nothing else.
+    pub(super) fn apply_arithmetic(&mut self, agg_measures: &mut Vec<usize>) {
+        let Some((times, a, b)) = self.arithmetic else {
+            return;
+        };
+        let table = self.index.columns[a].table;
+        let computed = |agg: Agg| Measure {
+            agg: if agg == Agg::Count { Agg::Sum } else { agg },
+            column: Some(a),
+            table,
+            times: times.then_some(b),
+            minus: (!times).then_some(b),
+            distinct: false,
+        };
+        match agg_measures.first() {
+            Some(&m) => {
+                let agg = self.a.measures[m].agg;
+                self.a.measures[m] = computed(agg);
+            }
+            None => {
+                let agg = self.cues.aggs.first().map_or(Agg::Sum, |c| c.agg);
+                let m = self.push_measure(computed(agg));
+                agg_measures.push(m);
+            }
+        }
+    }
+
+    /// "a count above 3", "a quantity of at least 10": a generic measure noun right before
+    /// a comparison stands for the counting or quantity column of the question's first
+    /// table.
+    pub(super) fn generic_measure_before(&self, at: usize) -> Option<usize> {
+        let noun = (at.saturating_sub(2)..at)
+            .rev()
+            .find(|i| !self.tokens[*i].is_any(&["a", "an", "the", "of"]))?;
+        let t = &self.tokens[noun];
+        if !t.is_any(&["count", "number", "quantity", "amount", "total"]) {
+            return None;
+        }
+        let table = self.mentions.iter().find_map(|m| match m.target {
+            Target::Table(t) => Some(t),
+            _ => None,
+        })?;
+        self.index
+            .count_column(table)
+            .or_else(|| self.index.quantity_column(table))
+    }
+
+    /// True when a table mention is what the question is about (right after `which`,
+    /// `how many`, `top N`, a superlative…).
+    pub(super) fn is_entity_position(&self, m: &Mention) -> bool {
+        m.start == 0
+            || self
+                .cues
+                .aggs
+                .iter()
+                .any(|a| a.end <= m.start && self.only_filler(a.end, m.start))
+            || self.tokens[..m.start]
+                .iter()
+                .enumerate()
+                .rev()
+                .take_while(|(i, t)| self.cues.used[*i] || is_function_word(&t.lower))
+                .any(|(_, t)| t.is_any(&["which", "what", "list", "show"]))
+    }
+
+    /// Numeric comparisons become filters on the nearest numeric column; a comparison
+    /// followed by a table (`more than 2 machines`) becomes a count condition.
+    pub(super) fn comparisons(&mut self) -> Vec<(usize, CmpOp, f64, bool)> {
+        let mut count_havings = Vec::new();
+        for cue in &self.cues.comparisons {
+            let total = self.total_marker(cue.start, cue.end);
+            let numeric = |m: &Mention| match m.target {
+                Target::Column(c) => self.index.columns[c].class == crate::link::TypeClass::Numeric,
+                _ => false,
+            };
+            let before = self
+                .mentions
+                .iter()
+                .enumerate()
+                .filter(|(k, m)| {
+                    !self.consumed[*k] && numeric(m) && m.end <= cue.start && cue.start - m.end <= 3
+                })
+                .max_by_key(|(_, m)| m.end)
+                .map(|(k, _)| k);
+            let after = self
+                .mentions
+                .iter()
+                .enumerate()
+                .find(|(k, m)| !self.consumed[*k] && m.start >= cue.end && m.start - cue.end <= 2)
+                .map(|(k, _)| k);
+            let chosen = match (after, before) {
+                (Some(k), _) if numeric(&self.mentions[k]) => Some(k),
+                (Some(k), _) if matches!(self.mentions[k].target, Target::Table(_)) => {
+                    self.consumed[k] = true;
+                    let t = self.table_of(&self.mentions[k]);
+                    let rows = self.rows_named(&self.mentions[k]);
+                    for (op, v) in &cue.bounds {
+                        count_havings.push((t, *op, *v, rows));
+                    }
+                    continue;
+                }
+                (_, Some(k)) => Some(k),
+                _ => None,
+            };
+            match chosen {
+                Some(k) => {
+                    self.consumed[k] = true;
+                    let Some(c) = self.mentions[k].column() else {
+                        continue;
+                    };
+                    // "which shifts produced more than 1000 units in total": a condition
+                    // on the groups' sum (HAVING), not on rows.
+                    if total.is_some() {
+                        for (op, v) in &cue.bounds {
+                            self.sum_havings.push((c, *op, *v));
+                        }
+                        continue;
+                    }
+                    for (op, v) in &cue.bounds {
+                        self.a.filters.push(Filter {
+                            column: c,
+                            test: Test::Cmp(*op, Lit::Number(*v)),
+                            negated: false,
+                        });
+                    }
+                }
+                None => {
+                    if let Some(c) = self.generic_measure_before(cue.start) {
+                        // "defects with a count above 3": the subject's own count.
+                        for (op, v) in &cue.bounds {
+                            self.a.filters.push(Filter {
+                                column: c,
+                                test: Test::Cmp(*op, Lit::Number(*v)),
+                                negated: false,
+                            });
+                        }
+                    } else if let Some(w) = self.unlinked_at(cue.end, 2) {
+                        self.role_unlinked.push(w);
+                    } else {
+                        self.a
+                            .notes
+                            .push("a numeric comparison names no column; ignored".into());
+                    }
+                }
+            }
+        }
+        count_havings
+    }
+
+    /// The aggregation cue of a "total" word that makes a comparison a condition on a sum:
+    /// "more than 1000 units in total", "a total of more than 1000", "… combined".
+    pub(super) fn total_marker(&self, start: usize, end: usize) -> Option<usize> {
+        let is_total = |i: usize| {
+            self.tokens
+                .get(i)
+                .is_some_and(|t| t.is_any(&["total", "combined", "altogether", "overall"]))
+        };
+        let mut i = end;
+        while self
+            .tokens
+            .get(i)
+            .is_some_and(|t| t.is_any(&["units", "unit", "pieces", "items", "in", "all"]))
+            && i < end + 2
+        {
+            i += 1;
+        }
+        let after = is_total(i).then_some(i);
+        let before = (start >= 2 && self.tokens[start - 1].is("of") && is_total(start - 2))
+            .then(|| start - 2);
+        after.or(before)
+    }
+
+    /// The entity: what the question lists or ranks (the first unconsumed table, or a text
+    /// column when no table is named).
+    pub(super) fn entity(&self) -> Option<usize> {
+        self.mentions.iter().enumerate().find_map(|(k, m)| {
+            let ok = !self.consumed[k]
+                && match m.target {
+                    Target::Table(_) => true,
+                    Target::Column(c) => !self.index.columns[c].is_measure(),
+                    Target::Value { .. } => false,
+                };
+            ok.then_some(k)
+        })
+    }
+
+    /// A number written right before mention `k` (`which two factories`).
+    pub(super) fn count_before(&self, k: usize) -> Option<i64> {
+        let start = self.mentions[k].start;
+        let i = start.checked_sub(1)?;
+        let t = &self.tokens[i];
+        if t.kind == TokenKind::Number && t.raw.len() < 4 {
+            return t.number().map(|n| n as i64);
+        }
+        crate::text::number_word(&t.lower).filter(|n| *n > 1)
+    }
+}

@@ -1,0 +1,234 @@
+//! The cues a plan must show: a question's aggregation, superlative, top-N, ordering,
+//! grouping or distinct that the built plan has no counterpart for.
+
+#[allow(clippy::wildcard_imports)] // reason: a part of coverage.rs, sharing its imports
+use super::*;
+
+/// The aggregate functions a plan calls (upper case).
+pub(super) fn plan_functions(plan: &PlanModel) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut visit = |e: &Expr| {
+        if e.kind == ExprKind::Func
+            && let Some(f) = &e.func_name
+        {
+            out.insert(f.to_uppercase());
+        }
+    };
+    for item in &plan.select_items {
+        item.expr.walk(&mut visit);
+    }
+    if let Some(h) = &plan.having {
+        h.walk(&mut visit);
+    }
+    for o in &plan.order_by {
+        o.expr.walk(&mut visit);
+    }
+    out
+}
+
+/// Whether an ORDER BY key of `plan` reads column `name`.
+pub(super) fn plan_orders_by(plan: &PlanModel, name: &str) -> bool {
+    plan.order_by.iter().any(|o| {
+        let mut found = false;
+        o.expr.walk(&mut |e: &Expr| {
+            if e.column_name
+                .as_deref()
+                .is_some_and(|n| n.eq_ignore_ascii_case(name))
+            {
+                found = true;
+            }
+        });
+        found
+    })
+}
+
+/// The words of grouping cues ("for each", "per", "grouped by", "broken down by").
+pub(super) const GROUP_WORDS: &[&str] = &[
+    "for",
+    "of",
+    "in",
+    "each",
+    "every",
+    "per",
+    "grouped",
+    "broken",
+    "down",
+    "split",
+    "breakdown",
+    "by",
+];
+
+/// Cues of the analysis that the plan does not express: `(start, end, what)`.
+pub(super) fn missing_cues(
+    tokens: &[Token],
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    plan: &PlanModel,
+    used: &Used,
+    covered: &[bool],
+) -> Vec<(usize, usize, String)> {
+    let cues = &analysis.cues;
+    let functions = plan_functions(plan);
+    let ranked = !plan.order_by.is_empty() && plan.limit.is_some();
+    let mut out = Vec::new();
+    // A cue spelled inside a name the question links ("Total_Horses") is that name.
+    let inside_mention =
+        |start: usize, end: usize| (start..end).all(|i| covered.get(i).copied().unwrap_or(false));
+    for cue in &cues.aggs {
+        if inside_mention(cue.start, cue.end) {
+            continue;
+        }
+        use crate::intent::Agg;
+        let (name, ok) = match cue.agg {
+            // "how many units", "the total number of minutes": a count of rows, or an
+            // amount added up.
+            Agg::Count => (
+                "a count",
+                functions.contains("COUNT")
+                    || functions.contains("SUM")
+                    || functions.contains("AVG")
+                    || selects_amount_after(cue.end, analysis, index, plan),
+            ),
+            // "how many machines in total": a total count is a count.
+            Agg::Sum => (
+                "a total",
+                functions.contains("SUM") || functions.contains("COUNT"),
+            ),
+            Agg::Avg => ("an average", functions.contains("AVG")),
+            Agg::Min => ("a minimum", functions.contains("MIN") || ranked),
+            Agg::Max => ("a maximum", functions.contains("MAX") || ranked),
+        };
+        if !ok {
+            out.push((cue.start, cue.end, name.to_owned()));
+        }
+    }
+    for cue in &cues.supers {
+        if inside_mention(cue.start, cue.end) {
+            continue;
+        }
+        let ok = ranked || functions.contains("MIN") || functions.contains("MAX");
+        if !ok {
+            out.push((
+                cue.start,
+                cue.end,
+                "a ranking (ordered, with a limit)".to_owned(),
+            ));
+        }
+    }
+    // A grouping the question asks for ("for each year", "per factory") that an
+    // aggregating plan dropped: one number where the question wants one per group.
+    // ("by" alone is too loose a cue to hold a plan to.)
+    let aggregates = ["COUNT", "SUM", "AVG", "MIN", "MAX"]
+        .iter()
+        .any(|f| functions.contains(*f));
+    if aggregates && plan.group_by.is_empty() {
+        for &end in &cues.groups {
+            if end == 0
+                || tokens[end - 1].is("by")
+                    && end >= 2
+                    && !tokens[end - 2].is_any(&["grouped", "split", "breakdown", "down"])
+            {
+                continue;
+            }
+            let mut start = end - 1;
+            while start > 0
+                && cues.used.get(start - 1).copied().unwrap_or(false)
+                && tokens[start - 1].is_any(GROUP_WORDS)
+            {
+                start -= 1;
+            }
+            // "the average quantity per production run": per row of the table the plan
+            // aggregates, not a grouping.
+            let per_row = analysis
+                .mentions
+                .iter()
+                .find(|m| m.start == end)
+                .is_some_and(|m| match m.target {
+                    Target::Table(t) => plan
+                        .tables
+                        .first()
+                        .is_some_and(|f| f.name.eq_ignore_ascii_case(&index.tables[t].name)),
+                    _ => false,
+                });
+            if !per_row && !inside_mention(start, end) {
+                out.push((start, end, "a result per group".to_owned()));
+            }
+        }
+    }
+    if let Some((n, _, end)) = cues.top
+        && (plan.limit != Some(n) || plan.order_by.is_empty())
+    {
+        let start = end.saturating_sub(2);
+        out.push((start, end, format!("the top {n} by some order")));
+    }
+    // The column named right after "ordered by", "sorted by" or "in (ascending) order of"
+    // must be a sort key.
+    let mut keys: Vec<usize> = cues.order_key.into_iter().collect();
+    keys.extend(
+        tokens
+            .windows(2)
+            .enumerate()
+            .filter(|(_, w)| w[0].is("order") && w[1].is("of"))
+            .map(|(i, _)| i + 2),
+    );
+    keys.dedup();
+    for at in keys {
+        let key = analysis
+            .mentions
+            .iter()
+            .find(|m| m.start >= at && m.start <= at + 3)
+            .and_then(|m| m.column());
+        if let Some(c) = key
+            && !plan_orders_by(plan, &index.columns[c].name)
+        {
+            let start = at.saturating_sub(2);
+            out.push((start, at, format!("an order by {}", index.columns[c].name)));
+        }
+    }
+    // "the first and last name", "start and end dates": a word coordinated with a
+    // column's name ("last name" → `last_name`) that with the same head names another
+    // column of that table (`first_name`) asks for that column too.
+    for m in &analysis.mentions {
+        let Target::Column(c) = m.target else {
+            continue;
+        };
+        if m.start < 2 || !tokens[m.start - 1].is("and") {
+            continue;
+        }
+        let col = &index.columns[c];
+        let Some(head) = col.plain.last() else {
+            continue;
+        };
+        let other = &tokens[m.start - 2];
+        let sibling = index.columns.iter().position(|o| {
+            o.table == col.table
+                && o.plain.len() == 2
+                && o.plain[1] == *head
+                && (o.plain[0] == other.stem || o.plain[0] == other.lower)
+        });
+        if let Some(s) = sibling
+            && s != c
+            && !used.columns.contains(&(
+                index.tables[col.table].name.to_lowercase(),
+                index.columns[s].name.to_lowercase(),
+            ))
+        {
+            out.push((
+                m.start - 2,
+                m.start - 1,
+                format!("the column {}", index.columns[s].name),
+            ));
+        }
+    }
+    if cues.distinct
+        && !plan.distinct
+        && !plan.select_items.iter().any(|s| s.expr.distinct)
+        && cues.aggs.iter().all(|a| !a.distinct)
+        && let Some(i) = tokens
+            .iter()
+            .position(|t| t.is_any(crate::intent::DISTINCT_WORDS))
+    {
+        out.push((i, i + 1, "distinct values".to_owned()));
+    }
+    out
+}

@@ -267,6 +267,12 @@ fn unsure_error(c: &Coverage, min_confidence: f64) -> PipelineError {
     let suggestion = "ask it more plainly, one condition at a time, naming the table and \
                       column you mean";
     message.push_str(&format!("; {suggestion}"));
+    // If the reading it understood is the one meant, the caller can accept it.
+    let accept = format!(
+        "if that reading is what you meant, set OFFLINE_MIN_CONFIDENCE to {:.2} or lower to \
+         accept readings this sure",
+        (i.confidence * 100.0).floor() / 100.0
+    );
     PipelineError::new(
         Node::AstPlanner,
         ErrorCode::AmbiguousQuestion,
@@ -279,7 +285,7 @@ fn unsure_error(c: &Coverage, min_confidence: f64) -> PipelineError {
         "doubtful": doubtful,
         "lowered_by": lowered,
         "understood": i.spans,
-        "suggestions": [suggestion],
+        "suggestions": [suggestion, accept],
     }))
 }
 

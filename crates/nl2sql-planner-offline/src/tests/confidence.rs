@@ -102,7 +102,15 @@ fn a_reading_below_the_threshold_is_refused_saying_why() {
     );
     let details = e.details.unwrap();
     assert_eq!(details["min_confidence"], 1.0);
-    assert!(!details["suggestions"].as_array().unwrap().is_empty());
+    let suggestions = details["suggestions"].as_array().unwrap();
+    assert_eq!(suggestions.len(), 2, "{suggestions:?}");
+    assert!(
+        suggestions[1]
+            .as_str()
+            .unwrap()
+            .starts_with("if that reading is what you meant, set OFFLINE_MIN_CONFIDENCE to 0."),
+        "{suggestions:?}"
+    );
     // The lenient planner never refuses on confidence.
     assert_eq!(OfflinePlanner::lenient().min_confidence(), 0.0);
     assert_eq!(

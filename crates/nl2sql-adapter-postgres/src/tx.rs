@@ -1,0 +1,413 @@
+//! One statement's life on a pooled connection: the read-only transaction with its
+//! session pins and timeout, the cancel request sent when the call is dropped, the
+//! mapping of driver errors to `ResultError`s, and EXPLAIN's estimates.
+
+#[allow(clippy::wildcard_imports)] // reason: a part of lib.rs, sharing its imports
+use super::*;
+
+/// Sends a cancel request for the connection's running statement when dropped while
+/// armed: the future of a call was dropped (a cancelled or timed-out run). The request
+/// goes out from a spawned task, so dropping never blocks.
+pub(super) struct CancelOnDrop {
+    pub(super) token: Option<CancelToken>,
+    pub(super) connect_timeout: Duration,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(token) = self.token.take() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let limit = self.connect_timeout;
+        runtime.spawn(async move {
+            if let Ok(Err(e)) = tokio::time::timeout(limit, token.cancel_query(NoTls)).await {
+                tracing::debug!(error = %e, "cannot cancel a dropped PostgreSQL statement");
+            }
+        });
+    }
+}
+
+/// What runs inside one read-only transaction.
+#[derive(Clone)]
+pub(super) enum Op {
+    Ping,
+    Execute {
+        sql: String,
+        limits: Limits,
+        started: Instant,
+    },
+    Explain(String),
+    Snapshot {
+        options: AdapterOptions,
+        detail: snapshot::Detail,
+    },
+}
+
+/// What an [`Op`] returns.
+pub(super) enum Out {
+    Unit,
+    Frame(ResultFrame),
+    Plan(serde_json::Value),
+    Snapshot(Box<SchemaSnapshot>),
+}
+
+/// What [`run_tx`] did: the op's outcome, and whether the connection is gone.
+pub(super) struct Ran {
+    pub(super) out: Result<Out, ResultError>,
+    pub(super) lost: bool,
+}
+
+/// Runs `op` in a read-only transaction, then releases session advisory locks. A
+/// connection that cannot run that last statement is gone (`lost`); the op's own
+/// outcome stands (its rows were read whole).
+pub(super) async fn run_tx(
+    client: &mut Client,
+    id: &str,
+    timeout_ms: u64,
+    privileged: bool,
+    op: Op,
+) -> Ran {
+    let out = in_tx(client, id, timeout_ms, privileged, op).await;
+    // Session-level advisory locks survive a rollback: release them.
+    match client
+        .batch_execute("SELECT pg_advisory_unlock_all()")
+        .await
+    {
+        Ok(()) => Ran { out, lost: false },
+        Err(e) if connection_lost(&e) || client.is_closed() => Ran { out, lost: true },
+        Err(e) => Ran {
+            out: out.and(Err(map_err(&e))),
+            lost: false,
+        },
+    }
+}
+
+/// The memory one sort or hash may use before it spills to a temporary file
+/// (`work_mem`).
+pub const ENGINE_WORK_MEM: &str = "16MB";
+
+/// The temporary files one statement may write (`temp_file_limit`; only a superuser may
+/// set it, and a superuser connection is the only kind that could otherwise lift it).
+pub const ENGINE_TEMP_FILE_LIMIT: &str = "1GB";
+
+/// What every statement's transaction sets first: its timeouts, the string syntax the
+/// guard assumes (`standard_conforming_strings = on`: a backslash in '…' is a plain
+/// character, as sqlparser's PostgreSQL dialect reads it), and the memory it may use.
+/// `SET LOCAL` ends with the transaction; a setting the server refuses fails the
+/// statement (closed), never runs it under another reading.
+pub(super) fn session_pins(timeout_ms: u64, privileged: bool) -> String {
+    let mut sql = format!(
+        "SET LOCAL statement_timeout = {timeout_ms}; SET LOCAL lock_timeout = {timeout_ms}; \
+         SET LOCAL standard_conforming_strings = on; SET LOCAL backslash_quote = off; \
+         SET LOCAL work_mem = '{ENGINE_WORK_MEM}'"
+    );
+    if privileged {
+        sql.push_str(&format!(
+            "; SET LOCAL temp_file_limit = '{ENGINE_TEMP_FILE_LIMIT}'"
+        ));
+    }
+    sql
+}
+
+/// Whether `e` says the connection itself is gone (closed, reset, terminated by the
+/// server), as opposed to an error of one statement.
+pub(super) fn connection_lost(e: &tokio_postgres::Error) -> bool {
+    let Some(db) = e.as_db_error() else {
+        // Without a server error: the socket or the connection task failed.
+        return true;
+    };
+    let code = db.code();
+    code == &SqlState::ADMIN_SHUTDOWN
+        || code == &SqlState::CRASH_SHUTDOWN
+        || code == &SqlState::CANNOT_CONNECT_NOW
+        || code.code().starts_with("08")
+}
+
+pub(super) async fn in_tx(
+    client: &mut Client,
+    id: &str,
+    timeout_ms: u64,
+    privileged: bool,
+    op: Op,
+) -> Result<Out, ResultError> {
+    let tx = client
+        .build_transaction()
+        .read_only(true)
+        .start()
+        .await
+        .map_err(|e| map_err(&e))?;
+    tx.batch_execute(&session_pins(timeout_ms, privileged))
+        .await
+        .map_err(|e| map_err(&e))?;
+    // Dropping the transaction at the end sends ROLLBACK (pipelined before the next
+    // message).
+    match op {
+        Op::Ping => tx
+            .query_one("SELECT 1", &[])
+            .await
+            .map(|_| Out::Unit)
+            .map_err(|e| map_err(&e)),
+        Op::Execute {
+            sql,
+            limits,
+            started,
+        } => execute_in(&tx, id, &sql, limits, started)
+            .await
+            .map(Out::Frame),
+        Op::Explain(sql) => explain_json(&tx, &sql).await.map(Out::Plan),
+        Op::Snapshot { options, detail } => snapshot::snapshot(&tx, id, &options, detail)
+            .await
+            .map(|s| Out::Snapshot(Box::new(s))),
+    }
+}
+
+pub(super) fn unexpected() -> ResultError {
+    ResultError::new(
+        ResultErrorCode::ExecutorCrash,
+        "the PostgreSQL adapter returned an unexpected result kind",
+    )
+}
+
+pub(super) fn timeout_error(detail: String) -> ResultError {
+    let mut err = ResultError::new(
+        ResultErrorCode::ExecutionTimeout,
+        "the statement exceeded its timeout and was cancelled",
+    );
+    err.detail = Some(detail);
+    err
+}
+
+/// Parses a `postgres://` or `postgresql://` URL without echoing it in the error.
+pub(super) fn parse_url(url: &str) -> Result<tokio_postgres::Config, ResultError> {
+    let lower = url.get(..13).unwrap_or(url).to_ascii_lowercase();
+    if !(lower.starts_with("postgres://") || lower.starts_with("postgresql://")) {
+        return Err(ResultError::new(
+            ResultErrorCode::ServiceUnavailable,
+            "malformed PostgreSQL URL: expected postgres://user@host:port/database",
+        ));
+    }
+    let config = tokio_postgres::Config::from_str(url).map_err(|e| {
+        unavailable(
+            "malformed PostgreSQL URL: expected postgres://user@host:port/database",
+            e.to_string(),
+        )
+    })?;
+    if config.get_hosts().is_empty() {
+        return Err(ResultError::new(
+            ResultErrorCode::ServiceUnavailable,
+            "malformed PostgreSQL URL: no host",
+        ));
+    }
+    Ok(config)
+}
+
+pub(super) fn connect_error(e: &tokio_postgres::Error) -> ResultError {
+    let code = e.code();
+    let (message, retryable) = if code == Some(&SqlState::INVALID_PASSWORD)
+        || code == Some(&SqlState::INVALID_AUTHORIZATION_SPECIFICATION)
+    {
+        ("PostgreSQL refused the credentials", false)
+    } else if code == Some(&SqlState::INVALID_CATALOG_NAME) {
+        ("the PostgreSQL database does not exist", false)
+    } else if code == Some(&SqlState::TOO_MANY_CONNECTIONS) {
+        ("the PostgreSQL server has too many connections", true)
+    } else {
+        ("cannot connect to the PostgreSQL server", true)
+    };
+    let mut err = unavailable(message, e.to_string());
+    err.retryable = retryable;
+    err
+}
+
+/// Maps a driver error. The server's message goes through the safe-message filter.
+pub(super) fn map_err(e: &tokio_postgres::Error) -> ResultError {
+    let Some(db) = e.as_db_error() else {
+        return if e.is_closed() {
+            unavailable("the PostgreSQL connection was closed", e.to_string())
+        } else {
+            unavailable("the PostgreSQL server could not be reached", e.to_string())
+        };
+    };
+    let code = db.code();
+    if code == &SqlState::QUERY_CANCELED || code == &SqlState::LOCK_NOT_AVAILABLE {
+        return timeout_error(db.message().to_owned());
+    }
+    let class = &code.code()[..2];
+    if code == &SqlState::READ_ONLY_SQL_TRANSACTION || code == &SqlState::INSUFFICIENT_PRIVILEGE {
+        let mut err = ResultError::new(
+            ResultErrorCode::SecurityViolation,
+            "the PostgreSQL sandbox refused the statement: only reading is allowed",
+        );
+        err.detail = Some(db.message().to_owned());
+        return err;
+    }
+    if matches!(class, "08" | "57" | "53" | "58") {
+        return unavailable(
+            "the PostgreSQL server is unavailable",
+            db.message().to_owned(),
+        );
+    }
+    ResultError::from_engine(ResultErrorCode::ExecutionFailed, db.message())
+}
+
+pub(super) fn not_a_query() -> ResultError {
+    ResultError::new(
+        ResultErrorCode::SecurityViolation,
+        "the PostgreSQL sandbox refused the statement: it returns no rows, so it is not a query",
+    )
+}
+
+pub(super) async fn execute_in(
+    tx: &tokio_postgres::Transaction<'_>,
+    id: &str,
+    sql: &str,
+    limits: Limits,
+    started: Instant,
+) -> Result<ResultFrame, ResultError> {
+    let stmt = tx.prepare(sql).await.map_err(|e| map_err(&e))?;
+    if stmt.columns().is_empty() {
+        return Err(not_a_query());
+    }
+    let names: Vec<String> = stmt.columns().iter().map(|c| c.name().to_owned()).collect();
+    let kinds = stmt
+        .columns()
+        .iter()
+        .map(|c| decode::kind_of(c.name(), c.type_()))
+        .collect::<Result<Vec<_>, _>>()?;
+    // A value larger than the byte limit is never sent: the server checks each value of
+    // a variable-length column and sends NULL and a flag instead.
+    let checked = size_checked(sql, &stmt, limits.max_bytes);
+    let stmt = match &checked {
+        Some(wrapped) => tx.prepare(wrapped).await.map_err(|e| map_err(&e))?,
+        None => stmt,
+    };
+    let flag = checked.is_some().then_some(names.len());
+    let portal = tx.bind(&stmt, &[]).await.map_err(|e| map_err(&e))?;
+    let mut builder = ResultBuilder::new(names, kinds, limits);
+    // One row past the limit tells whether the result was cut.
+    let chunk = FETCH_ROWS.min(limits.row_limit.saturating_add(1)).max(1);
+    let chunk = i32::try_from(chunk).unwrap_or(i32::MAX);
+    'fetch: loop {
+        let rows = tx
+            .query_portal(&portal, chunk)
+            .await
+            .map_err(|e| map_err(&e))?;
+        let n = rows.len();
+        for row in rows {
+            if let Some(flag) = flag
+                && row.try_get::<_, bool>(flag).unwrap_or(true)
+            {
+                builder.stop_at_max_bytes();
+                break 'fetch;
+            }
+            let cells = (0..flag.unwrap_or(row.len()))
+                .map(|i| {
+                    row.try_get::<_, decode::Value>(i)
+                        .map(|v| v.0)
+                        .map_err(|e| {
+                            ResultError::from_engine(ResultErrorCode::ExecutorCrash, &e.to_string())
+                        })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if builder.push_row(cells) == Push::Stop {
+                break 'fetch;
+            }
+        }
+        if n < chunk as usize {
+            break;
+        }
+    }
+    Ok(builder.finish(id, started.elapsed().as_secs_f64() * 1000.0))
+}
+
+/// `sql` wrapped so that the server replaces each value of a variable-length column
+/// larger than `max_bytes` by NULL and says so in one more boolean column (last), or
+/// `None` when no column can hold such a value. The statement itself is the guard's
+/// rendering, unchanged, inside `FROM (…)`.
+pub(super) fn size_checked(
+    sql: &str,
+    stmt: &tokio_postgres::Statement,
+    max_bytes: u64,
+) -> Option<String> {
+    let columns = stmt.columns();
+    if !columns
+        .iter()
+        .any(|c| decode::is_variable_length(c.type_()))
+    {
+        return None;
+    }
+    let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
+    let mut select = Vec::with_capacity(columns.len() + 1);
+    let mut over = Vec::new();
+    for (i, c) in columns.iter().enumerate() {
+        let inner = format!("q.c{i}");
+        if decode::is_variable_length(c.type_()) {
+            select.push(format!(
+                "CASE WHEN pg_column_size({inner}) <= {max_bytes} THEN {inner} END AS {}",
+                quote(c.name())
+            ));
+            over.push(format!(
+                "COALESCE(pg_column_size({inner}) > {max_bytes}, false)"
+            ));
+        } else {
+            select.push(format!("{inner} AS {}", quote(c.name())));
+        }
+    }
+    select.push(format!("({}) AS nl2sql_oversized", over.join(" OR ")));
+    let aliases: Vec<String> = (0..columns.len()).map(|i| format!("c{i}")).collect();
+    // `OFFSET 0` keeps PostgreSQL from pulling the statement up into the wrapper, where
+    // each reference to a column would compute its value again.
+    Some(format!(
+        "SELECT {} FROM (SELECT * FROM ({sql}) AS q0 OFFSET 0) AS q({})",
+        select.join(", "),
+        aliases.join(", ")
+    ))
+}
+
+pub(super) async fn explain_json(
+    tx: &tokio_postgres::Transaction<'_>,
+    sql: &str,
+) -> Result<serde_json::Value, ResultError> {
+    let stmt = tx.prepare(sql).await.map_err(|e| map_err(&e))?;
+    if stmt.columns().is_empty() {
+        return Err(not_a_query());
+    }
+    drop(stmt);
+    let rows = tx
+        .simple_query(&format!("EXPLAIN (FORMAT JSON) {sql}"))
+        .await
+        .map_err(|e| map_err(&e))?;
+    let text = rows
+        .iter()
+        .find_map(|m| match m {
+            tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+            _ => None,
+        })
+        .unwrap_or_default();
+    serde_json::from_str(&text).map_err(|e| {
+        ResultError::from_engine(
+            ResultErrorCode::ExecutorCrash,
+            &format!("EXPLAIN output: {e}"),
+        )
+    })
+}
+
+/// The top plan node of `EXPLAIN (FORMAT JSON)`.
+/// The top plan node's total cost and row estimate.
+pub(super) fn estimates(plan: &serde_json::Value) -> (Option<f64>, Option<u64>) {
+    let top = top_plan(plan);
+    (
+        top.and_then(|p| p.get("Total Cost"))
+            .and_then(serde_json::Value::as_f64),
+        top.and_then(|p| p.get("Plan Rows"))
+            .and_then(serde_json::Value::as_f64)
+            .map(|r| r.max(0.0).round() as u64),
+    )
+}
+
+pub(super) fn top_plan(explain: &serde_json::Value) -> Option<&serde_json::Value> {
+    explain.get(0)?.get("Plan")
+}

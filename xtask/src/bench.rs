@@ -83,12 +83,30 @@ pub(crate) struct Row {
 pub(crate) fn run(root: &Path, filter: Option<&str>) -> anyhow::Result<()> {
     // Criterion rewrites `new/` for each benchmark it runs; older files are not ours.
     let started = SystemTime::now() - Duration::from_secs(2);
-    let mut cmd = Cmd::cargo(&["bench", "-p", "nl2sql-bench"]);
-    if let Some(filter) = filter {
-        cmd = cmd.arg("--").arg(filter);
+    // The guard's Spider bench lives in nl2sql-validate, so that measuring the guard
+    // alone never builds the database drivers (DuckDB's release build takes long).
+    let guard_only = filter.is_some_and(|f| f.starts_with(GUARD_SPIDER));
+    let runs_guard = filter.is_none_or(|f| f.starts_with(GUARD_SPIDER) || GUARD_SPIDER.contains(f));
+    let mut commands = Vec::new();
+    if !guard_only {
+        commands.push(Cmd::cargo(&["bench", "-p", "nl2sql-bench"]));
     }
-    println!("bench: {cmd}");
-    cmd.run(root)?;
+    if runs_guard {
+        commands.push(Cmd::cargo(&[
+            "bench",
+            "-p",
+            "nl2sql-validate",
+            "--bench",
+            GUARD_SPIDER,
+        ]));
+    }
+    for mut cmd in commands {
+        if let Some(filter) = filter {
+            cmd = cmd.arg("--").arg(filter);
+        }
+        println!("bench: {cmd}");
+        cmd.run(root)?;
+    }
 
     let metadata = deps::cargo_metadata(root)?;
     let target = metadata["target_directory"]
@@ -118,7 +136,72 @@ pub(crate) fn run(root: &Path, filter: Option<&str>) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {BENCHMARKS_DOC}"))?;
     println!("\n{generated}");
     println!("bench: wrote {BENCHMARKS_DOC}");
+    if runs_guard {
+        let ours = results
+            .iter()
+            .find(|r| r.id == format!("{GUARD_SPIDER}/check"))
+            .and_then(|r| match r.throughput {
+                Some(Throughput::Elements(n)) if r.time_ns > 0.0 => {
+                    Some(n as f64 * 1e9 / r.time_ns)
+                }
+                _ => None,
+            });
+        peer_sqlglot(root, Path::new(target), ours);
+    }
     Ok(())
+}
+
+/// The guard's bench over Spider dev's gold queries (`crates/nl2sql-validate/benches`).
+const GUARD_SPIDER: &str = "guard_spider";
+
+/// The peer's version, pinned so that runs compare.
+const SQLGLOT: &str = "sqlglot==30.30.0";
+
+/// When Python is present: sqlglot's `parse_one` + `qualify` on the same 1,034 statements
+/// (`xtask/peers/sqlglot_guard.py`, in a virtual environment under the target directory),
+/// printed beside the guard's rate with the ratio. Without Python, or if the install fails
+/// (no network), it says so and the bench still succeeds.
+fn peer_sqlglot(root: &Path, target: &Path, ours: Option<f64>) {
+    let venv = target.join("peer-venv");
+    let python = venv.join("bin/python");
+    let step = || -> anyhow::Result<Value> {
+        if !python.is_file() {
+            Cmd::new("python3", &["-m", "venv", &venv.to_string_lossy()]).run(root)?;
+        }
+        Cmd::new(
+            &python.to_string_lossy(),
+            &["-m", "pip", "install", "-q", SQLGLOT],
+        )
+        .run(root)?;
+        let out = Cmd::new(
+            &python.to_string_lossy(),
+            &[
+                &root.join("xtask/peers/sqlglot_guard.py").to_string_lossy(),
+                &root.join("tests/data/spider").to_string_lossy(),
+            ],
+        )
+        .read(root)?;
+        Ok(serde_json::from_str(out.trim())?)
+    };
+    match step() {
+        Ok(peer) => {
+            let theirs = peer["per_second"].as_f64().unwrap_or(0.0);
+            println!(
+                "bench: peer {} parse_one + qualify: {:.0} statements/s ({} of {} qualified)",
+                peer["sqlglot"].as_str().unwrap_or("sqlglot"),
+                theirs,
+                peer["qualified"],
+                peer["statements"]
+            );
+            if let Some(ours) = ours.filter(|_| theirs > 0.0) {
+                println!(
+                    "bench: {GUARD_SPIDER}/check: {ours:.0} statements/s, {:.1}x the peer's",
+                    ours / theirs
+                );
+            }
+        }
+        Err(e) => println!("bench: the sqlglot comparison did not run: {e:#}"),
+    }
 }
 
 const DEFAULT_INTRO: &str = "# Benchmarks\n\nThe table below is written by `cargo xtask bench`.\n";

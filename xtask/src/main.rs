@@ -10,7 +10,9 @@
 //! - `ci`: everything CI runs, stopping at the first failure with the command that
 //!   reproduces it.
 //! - `snapshots`: runs the tests accepting snapshot changes, then lists what changed.
-//! - `bench [filter]`: runs the criterion benches and writes `docs/benchmarks.md`.
+//! - `bench [filter]`: runs the criterion benches and writes `docs/benchmarks.md`; with the
+//!   guard's Spider bench (`guard_spider`), also times the peer (sqlglot) when Python is
+//!   present and prints the ratio.
 //! - `learn-fillers --from RESULTS.json`: learns the offline planner's filler words from a
 //!   lenient benchmark run over the Spider train split (see `fillers.rs`).
 //! - `learn-confidence --from RESULTS.json`: learns the offline planner's confidence model

@@ -48,16 +48,7 @@ struct Sample {
 }
 
 pub(crate) fn run(root: &Path, from: &Path) -> anyhow::Result<()> {
-    let text =
-        std::fs::read_to_string(from).with_context(|| format!("reading {}", from.display()))?;
-    let report: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", from.display()))?;
-    let Some(results) = report.get("results").and_then(serde_json::Value::as_array) else {
-        bail!(
-            "{} has no `results` array: is it `nl2sql benchmark --spider … --format json`?",
-            from.display()
-        );
-    };
+    let results = crate::fillers::spider_results(from)?;
     let strs = |r: &serde_json::Value, k: &str| -> Vec<String> {
         r.get(k)
             .and_then(serde_json::Value::as_array)
@@ -69,7 +60,7 @@ pub(crate) fn run(root: &Path, from: &Path) -> anyhow::Result<()> {
     };
     // The questions the strict planner would answer.
     let mut raw: Vec<(Vec<String>, bool, String)> = Vec::new();
-    for r in results {
+    for r in &results {
         let outcome = r.get("outcome").and_then(serde_json::Value::as_str);
         if !matches!(outcome, Some("correct" | "wrong")) || !strs(r, "unplaced").is_empty() {
             continue;

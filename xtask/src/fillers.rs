@@ -45,16 +45,8 @@ struct Seen {
 }
 
 pub(crate) fn run(root: &Path, from: &Path) -> anyhow::Result<()> {
-    let text =
-        std::fs::read_to_string(from).with_context(|| format!("reading {}", from.display()))?;
-    let report: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("parsing {}", from.display()))?;
-    let Some(results) = report.get("results").and_then(serde_json::Value::as_array) else {
-        bail!(
-            "{} has no `results` array: is it `nl2sql benchmark --spider … --format json`?",
-            from.display()
-        );
-    };
+    let results = spider_results(from)?;
+    let results = results.as_slice();
     let mut words: BTreeMap<String, Seen> = BTreeMap::new();
     let mut questions = 0;
     for r in results {
@@ -123,4 +115,20 @@ pub(crate) fn run(root: &Path, from: &Path) -> anyhow::Result<()> {
         words.len()
     );
     Ok(())
+}
+
+/// The `results` of a `nl2sql benchmark --spider … --format json` report (what the
+/// offline planner's learners read).
+pub(crate) fn spider_results(from: &Path) -> anyhow::Result<Vec<serde_json::Value>> {
+    let text =
+        std::fs::read_to_string(from).with_context(|| format!("reading {}", from.display()))?;
+    let mut report: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", from.display()))?;
+    match report.get_mut("results").map(serde_json::Value::take) {
+        Some(serde_json::Value::Array(results)) => Ok(results),
+        _ => bail!(
+            "{} has no `results` array: is it `nl2sql benchmark --spider … --format json`?",
+            from.display()
+        ),
+    }
 }

@@ -28,7 +28,6 @@ mod decode;
 mod snapshot;
 mod tx;
 
-#[allow(clippy::wildcard_imports)] // reason: the statement helpers, split out of this file
 use tx::*;
 pub use tx::{ENGINE_TEMP_FILE_LIMIT, ENGINE_WORK_MEM};
 

@@ -2,7 +2,6 @@
 //! session pins and timeout, the cancel request sent when the call is dropped, the
 //! mapping of driver errors to `ResultError`s, and EXPLAIN's estimates.
 
-#[allow(clippy::wildcard_imports)] // reason: a part of lib.rs, sharing its imports
 use super::*;
 
 /// Sends a cancel request for the connection's running statement when dropped while

@@ -446,11 +446,8 @@ mod compare;
 mod dataset;
 mod report;
 
-#[allow(clippy::wildcard_imports)] // reason: the parts of this command, split by concern
 use compare::*;
-#[allow(clippy::wildcard_imports)]
 use dataset::*;
-#[allow(clippy::wildcard_imports)]
 use report::*;
 
 // ---------------------------------------------------------------------------------------

@@ -159,14 +159,15 @@ fn read_plan(source: Option<&str>) -> anyhow::Result<String> {
     }
 }
 
-/// Parses the plan and, when a schema is given, runs the logical validator. A plan that
-/// does not parse is a finding, not an error; `Err` means a usage or configuration error.
-pub(crate) fn check(
-    options: &PlanOptions,
-    dialect: Option<Dialect>,
-    expected: &[String],
-) -> anyhow::Result<Checked> {
-    let datasource_id = match (&options.datasource_id, &options.schema) {
+/// The datasource id of `--datasource-id`, else the schema file's stem, else `default`
+/// (an error when a policy needs one and neither is given). Shared by `validate-plan`
+/// and `validate-sql`.
+pub(crate) fn datasource_id(
+    given: Option<&String>,
+    schema: Option<&PathBuf>,
+    has_policy: bool,
+) -> anyhow::Result<String> {
+    Ok(match (given, schema) {
         (Some(id), _) => id.clone(),
         (None, Some(path)) => path
             .file_stem()
@@ -174,11 +175,25 @@ pub(crate) fn check(
             .context(
                 "cannot derive a datasource id from the schema file name; pass --datasource-id",
             )?,
-        (None, None) if options.policy.is_some() => {
+        (None, None) if has_policy => {
             bail!("a policy needs a datasource id: pass --datasource-id or --schema")
         }
         (None, None) => "default".to_owned(),
-    };
+    })
+}
+
+/// Parses the plan and, when a schema is given, runs the logical validator. A plan that
+/// does not parse is a finding, not an error; `Err` means a usage or configuration error.
+pub(crate) fn check(
+    options: &PlanOptions,
+    dialect: Option<Dialect>,
+    expected: &[String],
+) -> anyhow::Result<Checked> {
+    let datasource_id = datasource_id(
+        options.datasource_id.as_ref(),
+        options.schema.as_ref(),
+        options.policy.is_some(),
+    )?;
     let contract = match &options.schema {
         Some(path) => {
             let text = read_file(path, "schema")?;

@@ -130,19 +130,11 @@ impl Setup {
             bail!("--role needs a policy: pass --policy FILE (or --config with a policy file)");
         }
         let dialect = args.dialect.as_deref().map(parse_dialect).transpose()?;
-        let datasource_id = match (&args.datasource_id, &args.schema) {
-            (Some(id), _) => id.clone(),
-            (None, Some(path)) => path
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .context(
-                    "cannot derive a datasource id from the schema file name; pass --datasource-id",
-                )?,
-            (None, None) if args.policy.is_some() => {
-                bail!("a policy needs a datasource id: pass --datasource-id or --schema")
-            }
-            (None, None) => "default".to_owned(),
-        };
+        let datasource_id = crate::validate_plan::datasource_id(
+            args.datasource_id.as_ref(),
+            args.schema.as_ref(),
+            args.policy.is_some(),
+        )?;
         let schema = args
             .schema
             .as_ref()

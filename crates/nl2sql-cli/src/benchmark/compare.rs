@@ -1,7 +1,6 @@
 //! Comparing a run's result with the expected one: result sets (rows in any order unless
 //! asked, columns by name, numbers to 6 decimals) and, for SQL, the normalised parse tree.
 
-#[allow(clippy::wildcard_imports)] // reason: a part of benchmark.rs, sharing its imports
 use super::*;
 
 /// Numbers closer than this (relative to the larger magnitude above 1) are equal.

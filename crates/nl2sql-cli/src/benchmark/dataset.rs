@@ -1,7 +1,6 @@
 //! The golden dataset of `nl2sql benchmark`: a JSON array of cases or JSON lines, with
 //! errors that name the line and the field.
 
-#[allow(clippy::wildcard_imports)] // reason: a part of benchmark.rs, sharing its imports
 use super::*;
 
 /// Parses a dataset: a JSON array of cases, or one case per line (JSON lines). Errors name

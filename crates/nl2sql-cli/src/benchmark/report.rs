@@ -1,7 +1,6 @@
 //! The benchmark's metrics (accuracy, routing, latency percentiles) and its text and
 //! CSV reports.
 
-#[allow(clippy::wildcard_imports)] // reason: a part of benchmark.rs, sharing its imports
 use super::*;
 
 /// `correct` of `total`, and their ratio (none when `total` is 0).

@@ -2,7 +2,6 @@
 //! must be absent, arithmetic between measures, numeric comparisons, and the entity a
 //! count or total is about.
 
-#[allow(clippy::wildcard_imports)] // reason: a part of analyze/mod.rs, sharing its imports
 use super::*;
 
 impl Builder<'_> {

@@ -1,7 +1,6 @@
 //! The cues a plan must show: a question's aggregation, superlative, top-N, ordering,
 //! grouping or distinct that the built plan has no counterpart for.
 
-#[allow(clippy::wildcard_imports)] // reason: a part of coverage.rs, sharing its imports
 use super::*;
 
 /// The aggregate functions a plan calls (upper case).

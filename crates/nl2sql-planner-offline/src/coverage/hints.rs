@@ -1,7 +1,6 @@
 //! Suggestions for a refusal: the nearest schema names, a number's likely column, how to
 //! rephrase.
 
-#[allow(clippy::wildcard_imports)] // reason: a part of coverage.rs, sharing its imports
 use super::*;
 
 /// Whether the plan selects, unaggregated, a number column mentioned right after

@@ -2,7 +2,6 @@
 //! periods ("last quarter", "the past 10 years"), `before`/`after`/`since`, `between … and
 //! …`, relative to the request's `today`.
 
-#[allow(clippy::wildcard_imports)] // reason: a part of intent.rs, sharing its imports
 use super::*;
 
 /// A calendar date.

@@ -57,7 +57,13 @@ const MAY_USE: &[(&str, MayUse)] = &[
     ("orchestrator", MayUse::Any),
     (
         "server",
-        MayUse::Only(&["state", "planner", "planner-llm", "orchestrator"]),
+        MayUse::Only(&[
+            "state",
+            "validate",
+            "planner",
+            "planner-llm",
+            "orchestrator",
+        ]),
     ),
     ("cli", MayUse::Any),
     ("test-support", MayUse::Any),

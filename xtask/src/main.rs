@@ -13,6 +13,8 @@
 //! - `bench [filter]`: runs the criterion benches and writes `docs/benchmarks.md`; with the
 //!   guard's Spider bench (`guard_spider`), also times the peer (sqlglot) when Python is
 //!   present and prints the ratio.
+//! - `mcp-load [SESSIONS [SECONDS]]`: concurrent MCP sessions against `nl2sql serve`,
+//!   driven by the official Python SDK (see `mcp_load.rs`).
 //! - `learn-fillers --from RESULTS.json`: learns the offline planner's filler words from a
 //!   lenient benchmark run over the Spider train split (see `fillers.rs`).
 //! - `learn-confidence --from RESULTS.json`: learns the offline planner's confidence model
@@ -30,6 +32,7 @@ mod codegen;
 mod confidence;
 mod deps;
 mod fillers;
+mod mcp_load;
 mod snapshots;
 mod tidy;
 
@@ -46,10 +49,20 @@ commands:
   codegen [--check]  regenerates docs/error-codes.md (--check: fail if it is stale)
   snapshots          runs the tests accepting snapshot changes and lists changed snapshots
   bench [filter]     runs the criterion benches and writes docs/benchmarks.md
+  mcp-load [SESSIONS [SECONDS]]
+                     load on the MCP endpoint (default 32 sessions, 60 s) with the Python SDK
   learn-fillers --from RESULTS.json
                      learns the offline planner's filler words from a lenient Spider-train run
   learn-confidence --from RESULTS.json
                      learns the offline planner's confidence model from the same run";
+
+/// A positive count from the command line.
+fn count(text: &str) -> anyhow::Result<u32> {
+    match text.parse::<u32>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => anyhow::bail!("expected a positive whole number, got '{text}'"),
+    }
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -64,6 +77,11 @@ fn main() -> ExitCode {
         ["snapshots"] => snapshots::run(&root),
         ["bench"] => bench::run(&root, None),
         ["bench", filter] => bench::run(&root, Some(filter)),
+        ["mcp-load"] => mcp_load::run(&root, 32, 60),
+        ["mcp-load", sessions] => count(sessions).and_then(|n| mcp_load::run(&root, n, 60)),
+        ["mcp-load", sessions, seconds] => count(sessions)
+            .and_then(|n| count(seconds).map(|s| (n, s)))
+            .and_then(|(n, s)| mcp_load::run(&root, n, s)),
         ["learn-fillers", "--from", from] => fillers::run(&root, Path::new(from)),
         ["learn-confidence", "--from", from] => confidence::run(&root, Path::new(from)),
         ["help" | "--help" | "-h"] => {

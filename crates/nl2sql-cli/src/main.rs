@@ -20,6 +20,7 @@ mod doctor;
 mod env_file;
 mod list_adapters;
 mod logging;
+mod mcp;
 mod plan_dag;
 mod policy;
 mod render_plan;
@@ -78,6 +79,9 @@ enum Command {
     /// Serves the REST API (docs/rest-api.md) over the datasources, with API-key
     /// authentication; Ctrl-C stops it.
     Serve(serve::Args),
+    /// Serves the Model Context Protocol (docs/mcp.md) on stdin and stdout, for agents
+    /// and editors; `serve` mounts the same server at /mcp over HTTP.
+    Mcp(mcp::Args),
     /// Serves one embedded datasource over the worker protocol on stdin and stdout (run
     /// by the engine for datasources with isolation = "process").
     Worker(worker::Args),
@@ -119,6 +123,7 @@ fn main() -> ExitCode {
         Command::Policy(args) => policy::run(&args),
         Command::Benchmark(args) => benchmark::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::Mcp(args) => mcp::run(&args),
         Command::Worker(args) => worker::run(&args),
     };
     match result {

@@ -27,28 +27,15 @@ use crate::ask::{PlannerKind, data_dir, engine_dir, load_source, open_engine};
 use crate::settings::{self, process_env};
 use crate::source::{Source, SourceArgs, read_config, registry_of};
 
-/// Arguments of `serve`.
+/// What `serve` and `mcp` both take: the datasources, the data directory and the planner.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {
+pub(crate) struct EngineArgs {
     #[command(flatten)]
     source: SourceArgs,
     /// Where snapshots, the index, artifacts, run logs and the demo live (default:
     /// `$NL2SQL_DATA_DIR`, else `.nl2sql`).
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
-    /// The address to listen on (port 0: any free port, printed at startup).
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8000")]
-    bind: SocketAddr,
-    /// The API-keys file (TOML, see docs/rest-api.md; default: `$NL2SQL_API_KEYS`).
-    #[arg(long, value_name = "FILE")]
-    api_keys: Option<PathBuf>,
-    /// An origin browsers may call the API from (repeatable); none = CORS closed.
-    #[arg(long = "cors-origin", value_name = "URL")]
-    cors_origins: Vec<String>,
-    /// Development only: honour a `user_context` sent in the body of `POST /query`
-    /// instead of the API key's identity.
-    #[arg(long)]
-    dev_trust_user_context: bool,
     /// Which planner answers (default: `llm` when `$LLM_CONFIG` names an LLM file, else
     /// `offline`).
     #[arg(long, value_enum)]
@@ -68,17 +55,37 @@ pub(crate) struct Args {
     /// the configuration's `engine.global_timeout_sec`, else 60).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
+}
+
+/// Arguments of `serve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(flatten)]
+    engine: EngineArgs,
+    /// The address to listen on (port 0: any free port, printed at startup).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8000")]
+    bind: SocketAddr,
+    /// The API-keys file (TOML, see docs/rest-api.md; default: `$NL2SQL_API_KEYS`).
+    #[arg(long, value_name = "FILE")]
+    api_keys: Option<PathBuf>,
+    /// An origin browsers may call the API from (repeatable); none = CORS closed.
+    #[arg(long = "cors-origin", value_name = "URL")]
+    cors_origins: Vec<String>,
+    /// A `Host` the MCP endpoint (`/mcp`) accepts besides localhost, 127.0.0.1 and ::1
+    /// (repeatable; `name` or `name:port`): the names clients reach this server by.
+    #[arg(long = "mcp-allowed-host", value_name = "HOST")]
+    mcp_allowed_hosts: Vec<String>,
+    /// Development only: honour a `user_context` sent in the body of `POST /query`
+    /// instead of the API key's identity.
+    #[arg(long)]
+    dev_trust_user_context: bool,
     /// The largest request body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_BODY_BYTES)]
     max_body_bytes: usize,
 }
 
-/// Runs the command; returns the exit code (0 after a clean shutdown).
-pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
-    let api_keys = load_keys(args.api_keys.as_ref())?;
-    for origin in &args.cors_origins {
-        check_origin(origin)?;
-    }
+/// The server's state over `args`' datasources and planner, with `config`.
+pub(crate) fn app_state(args: &EngineArgs, config: ServerConfig) -> anyhow::Result<AppState> {
     let data_dir = data_dir(args.data_dir.as_ref());
     let (source, demo) = load_source(&args.source, &data_dir)?;
     let (catalog, config_path) = catalog_of(&args.source, &data_dir)?;
@@ -135,49 +142,74 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
         })
         .map_err(|e| format!("{e:#}"))
     });
-    let config = ServerConfig {
+    AppState::new(config, catalog, factory, info).map_err(|e| anyhow::anyhow!(e))
+}
+
+/// Indexes the datasources never indexed or whose schema changed, saying so on standard
+/// error.
+pub(crate) async fn index_stale(state: &AppState) -> anyhow::Result<()> {
+    let report = state
+        .index_stale()
+        .await
+        .map_err(|e| anyhow::anyhow!("indexing failed: {}", e.body.message))?;
+    for stats in &report.indexed {
+        eprintln!(
+            "indexed {} (schema version {})",
+            stats.datasource_id, stats.schema_version
+        );
+    }
+    for (id, err) in &report.failed {
+        eprintln!("warning: cannot index {id}: {}", err.safe_message());
+    }
+    Ok(())
+}
+
+/// The default tenant: `$TENANT_ID`, else `default`.
+pub(crate) fn default_tenant() -> String {
+    process_env("TENANT_ID")
+        .map(|t| t.trim().to_owned())
+        .unwrap_or_else(|| DEFAULT_TENANT_ID.to_owned())
+}
+
+/// Runs the command; returns the exit code (0 after a clean shutdown).
+pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
+    let api_keys = load_keys(args.api_keys.as_ref())?;
+    for origin in &args.cors_origins {
+        check_origin(origin)?;
+    }
+    let mut config = ServerConfig {
         bind: args.bind,
         api_keys,
         cors_origins: args.cors_origins.clone(),
         dev_trust_user_context: args.dev_trust_user_context,
         max_body_bytes: args.max_body_bytes,
-        default_tenant_id: process_env("TENANT_ID")
-            .map(|t| t.trim().to_owned())
-            .unwrap_or_else(|| DEFAULT_TENANT_ID.to_owned()),
+        default_tenant_id: default_tenant(),
+        ..ServerConfig::new(ApiKeys::empty())
     };
+    config
+        .mcp_allowed_hosts
+        .extend(args.mcp_allowed_hosts.iter().cloned());
     if config.dev_trust_user_context {
         eprintln!(
             "warning: development mode: a user_context in a request body replaces the API key's identity"
         );
     }
     let keys = config.api_keys.len();
-    let state = AppState::new(config, catalog, factory, info).map_err(|e| anyhow::anyhow!(e))?;
+    let state = app_state(&args.engine, config)?;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     let served = rt.block_on(async {
-        let report = state
-            .index_stale()
-            .await
-            .map_err(|e| anyhow::anyhow!("indexing failed: {}", e.body.message))?;
-        for stats in &report.indexed {
-            eprintln!(
-                "indexed {} (schema version {})",
-                stats.datasource_id, stats.schema_version
-            );
-        }
-        for (id, err) in &report.failed {
-            eprintln!("warning: cannot index {id}: {}", err.safe_message());
-        }
+        index_stale(&state).await?;
         let listener = tokio::net::TcpListener::bind(args.bind)
             .await
             .with_context(|| format!("cannot listen on {}", args.bind))?;
         let addr = listener.local_addr().context("cannot read the bound address")?;
         let datasources = state.engine().registry().ids().len();
         eprintln!(
-            "listening on http://{addr}/api/v1 ({datasources} datasources, {keys} API keys; Ctrl-C stops)"
+            "listening on http://{addr}/api/v1 and MCP on http://{addr}/mcp ({datasources} datasources, {keys} API keys; Ctrl-C stops)"
         );
         nl2sql_server::serve(listener, state, shutdown_signal())
             .await
@@ -191,7 +223,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
 }
 
 /// Ctrl-C or (on Unix) SIGTERM; a signal that cannot be watched never fires.
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let ctrl_c = async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;

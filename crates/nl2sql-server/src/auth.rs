@@ -3,8 +3,8 @@
 //! caller. A missing or unknown key is 401.
 
 use axum::extract::FromRequestParts;
-use axum::http::header;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
 use nl2sql_state::{AccessPolicy, UserContext};
 
 use crate::config::Identity;
@@ -32,6 +32,24 @@ impl Caller {
         }
     }
 
+    /// The caller whose key `headers` present (401 without a known key).
+    pub fn of_request(state: &AppState, headers: &HeaderMap) -> Result<Caller, ApiError> {
+        let key = presented_key(headers).ok_or_else(ApiError::unauthorized)?;
+        let identity = state
+            .config()
+            .api_keys
+            .identify(key)
+            .ok_or_else(ApiError::unauthorized)?
+            .clone();
+        Ok(Caller::of(identity, &state.config().default_tenant_id))
+    }
+
+    /// The caller with `identity` (its tenant defaulted to `default_tenant`).
+    pub fn of(identity: Identity, default_tenant: &str) -> Caller {
+        let user = identity.user_context(default_tenant);
+        Caller { identity, user }
+    }
+
     /// Whether the caller may see datasource `id`: administrators see every datasource,
     /// others those their roles allow.
     pub fn may_see(&self, access: &AccessPolicy, id: &str) -> bool {
@@ -40,8 +58,8 @@ impl Caller {
 }
 
 /// The key a request presents, if any.
-fn presented_key(parts: &Parts) -> Option<&str> {
-    if let Some(v) = parts.headers.get(header::AUTHORIZATION)
+fn presented_key(headers: &HeaderMap) -> Option<&str> {
+    if let Some(v) = headers.get(header::AUTHORIZATION)
         && let Ok(v) = v.to_str()
     {
         let v = v.trim();
@@ -50,8 +68,7 @@ fn presented_key(parts: &Parts) -> Option<&str> {
             return Some(rest.trim());
         }
     }
-    parts
-        .headers
+    headers
         .get("x-api-key")
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
@@ -62,14 +79,6 @@ impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let key = presented_key(parts).ok_or_else(ApiError::unauthorized)?;
-        let identity = state
-            .config()
-            .api_keys
-            .identify(key)
-            .ok_or_else(ApiError::unauthorized)?
-            .clone();
-        let user = identity.user_context(&state.config().default_tenant_id);
-        Ok(Caller { identity, user })
+        Caller::of_request(state, &parts.headers)
     }
 }

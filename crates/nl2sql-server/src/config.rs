@@ -37,6 +37,9 @@ pub const DEFAULT_TENANT_ID: &str = "default_tenant";
 /// The shortest key accepted in clear in the keys file.
 pub const MIN_KEY_LEN: usize = 16;
 
+/// The `Host` values `/mcp` accepts by default.
+pub const DEFAULT_MCP_ALLOWED_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+
 /// Settings of the REST server.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -54,6 +57,9 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// The tenant of callers whose key sets none (`TENANT_ID`).
     pub default_tenant_id: String,
+    /// `Host` values `/mcp` accepts (DNS-rebinding protection): `localhost`,
+    /// `127.0.0.1` and `::1` by default; a server reached by another name lists it.
+    pub mcp_allowed_hosts: Vec<String>,
 }
 
 impl ServerConfig {
@@ -66,6 +72,10 @@ impl ServerConfig {
             dev_trust_user_context: false,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             default_tenant_id: DEFAULT_TENANT_ID.to_owned(),
+            mcp_allowed_hosts: DEFAULT_MCP_ALLOWED_HOSTS
+                .iter()
+                .map(|h| (*h).to_owned())
+                .collect(),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The nl2sql REST API (spec: interfaces.md §2 and §3.2; documented in
+//! The nl2sql REST API and MCP server (spec: interfaces.md §2 and §3.2; documented in
 //! `docs/rest-api.md`): the reference routes under `/api/v1`, over an
 //! [`nl2sql_orchestrator::Engine`].
 //!
@@ -9,6 +9,10 @@
 //! - Errors are an HTTP status and an [`ErrorResponse`] with safe messages.
 //! - CORS is closed unless origins are configured; bodies are capped.
 //! - A run is cancelled when its client disconnects or the server shuts down.
+//! - `POST /query` with `Accept: text/event-stream` streams the run's events as they
+//!   happen (`stream.rs`, documented in `docs/rest-api.md`).
+//! - `/mcp` is the Model Context Protocol endpoint (streamable HTTP, [`mcp`]), behind the
+//!   same API keys.
 //!
 //! The server crate adds no adapter: the binary that links it chooses them (the
 //! orchestrator's cargo features).
@@ -18,8 +22,10 @@ mod auth;
 mod config;
 mod error;
 mod health;
+pub mod mcp;
 mod query;
 mod state;
+mod stream;
 
 use std::future::Future;
 
@@ -32,7 +38,8 @@ use tower_http::cors::{AllowOrigin, CorsLayer};
 pub use admin::DatasourceRequest;
 pub use auth::Caller;
 pub use config::{
-    ApiKeys, DEFAULT_MAX_BODY_BYTES, DEFAULT_TENANT_ID, Identity, MIN_KEY_LEN, ServerConfig,
+    ApiKeys, DEFAULT_MAX_BODY_BYTES, DEFAULT_MCP_ALLOWED_HOSTS, DEFAULT_TENANT_ID, Identity,
+    MIN_KEY_LEN, ServerConfig,
 };
 pub use error::{ApiError, ErrorResponse, status_of};
 pub use query::{QueryError, QueryRequest, QueryResponse, QuerySubquery, response_of};
@@ -63,8 +70,18 @@ pub fn router(state: AppState) -> Router {
         });
     let limit = state.config().max_body_bytes;
     let cors = cors_layer(&state.config().cors_origins);
+    let mcp = Router::new()
+        .nest_service(
+            "/mcp",
+            mcp::http_service(&state, &state.config().mcp_allowed_hosts),
+        )
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            mcp::require_key,
+        ));
     let app = Router::new()
         .nest("/api/v1", api)
+        .merge(mcp)
         .fallback(|| async { ApiError::not_found("No such route.") })
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state);

@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 
 use axum::Json;
 use axum::extract::{Path as UrlPath, State};
-use axum::http::StatusCode;
-use nl2sql_orchestrator::{AskOptions, EngineOptions, RunResult, read_run_log};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse as _, Response};
+use nl2sql_orchestrator::{AskOptions, EngineOptions, RunEvents, RunResult, read_run_log};
 use nl2sql_state::{ErrorCode, PipelineError, RunStatus, TraceId, UserContext};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -20,6 +21,7 @@ use serde_json::{Map, Value, json};
 use crate::auth::Caller;
 use crate::error::{ApiError, ApiJson, rank, status_of};
 use crate::state::{AppState, unknown_datasource};
+use tokio_util::sync::CancellationToken;
 
 /// The body of `POST /query`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -204,6 +206,16 @@ fn reasoning_of(log: &Path) -> Result<Vec<Value>, PipelineError> {
         .collect())
 }
 
+/// Writes `bytes` to `path` whole or not at all: a temporary file beside it, then a
+/// rename, so a reader never sees half a record.
+fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("json.partial");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
 fn record_path(log: &Path, trace_id: &str) -> PathBuf {
     log.with_file_name(format!("{trace_id}.response.json"))
 }
@@ -249,95 +261,174 @@ fn run_error(result: &RunResult, response: &QueryResponse) -> Option<ApiError> {
     )
 }
 
-/// `POST /query`.
+/// A question checked and ready to run: the engine (execute or plan-only), the caller
+/// and the warnings so far. [`Prepared::spawn`] runs it on its own task.
+pub(crate) struct Prepared {
+    engine: std::sync::Arc<nl2sql_orchestrator::Engine>,
+    question: String,
+    user: UserContext,
+    owner: UserContext,
+    datasource: Option<String>,
+    warnings: Vec<String>,
+}
+
+impl Prepared {
+    /// Checks `req` for `caller`: a non-empty question, a known datasource, the caller's
+    /// identity (a request's `user_context` only in development mode).
+    pub(crate) fn new(
+        state: &AppState,
+        caller: &Caller,
+        req: QueryRequest,
+    ) -> Result<Self, ApiError> {
+        let question = req.natural_language.trim().to_owned();
+        if question.is_empty() {
+            return Err(ApiError::bad_request("natural_language must not be empty."));
+        }
+        let mut warnings = Vec::new();
+        let user = match req.user_context {
+            Some(mut ctx) if state.config().dev_trust_user_context => {
+                if ctx.tenant_id.as_deref().is_none_or(|t| t.trim().is_empty()) {
+                    ctx.tenant_id = Some(state.config().default_tenant_id.clone());
+                }
+                ctx
+            }
+            Some(_) => {
+                warnings.push(
+                    "user_context in the request was ignored: the caller's identity comes from the API key."
+                        .to_owned(),
+                );
+                caller.user.clone()
+            }
+            None => caller.user.clone(),
+        };
+        let engine = state.engine();
+        if let Some(id) = &req.datasource_id
+            && !engine.registry().ids().contains(&id.as_str())
+        {
+            return Err(unknown_datasource(id));
+        }
+        let engine = if req.execute {
+            engine
+        } else {
+            let options = EngineOptions {
+                execute: false,
+                ..engine.options().clone()
+            };
+            std::sync::Arc::new(nl2sql_orchestrator::Engine::clone(&engine).with_options(options))
+        };
+        Ok(Prepared {
+            engine,
+            question,
+            user,
+            owner: caller.user.clone(),
+            datasource: req.datasource_id,
+            warnings,
+        })
+    }
+
+    /// Runs the question on its own task under `cancel` (sending live events to `events`,
+    /// when given); the task records the response beside the run log (so
+    /// `GET /query/{trace_id}` returns it to its owner) and yields the result and the
+    /// response with its reasoning. The run keeps going if the caller stops waiting; only
+    /// `cancel` stops it.
+    pub(crate) fn spawn(
+        self,
+        trace_id: TraceId,
+        cancel: CancellationToken,
+        events: Option<RunEvents>,
+    ) -> tokio::task::JoinHandle<(RunResult, QueryResponse)> {
+        let Prepared {
+            engine,
+            question,
+            user,
+            owner,
+            datasource,
+            warnings,
+        } = self;
+        let opts = AskOptions {
+            user,
+            datasource,
+            cancel,
+            trace_id: Some(trace_id),
+            events,
+        };
+        tokio::spawn(async move {
+            let result = engine.ask(&question, opts).await;
+            let mut response = response_of(&result, warnings);
+            if let Some(log) = engine.run_log_path(&result.trace_id) {
+                let record = RunRecord {
+                    version: 1,
+                    owner_user_id: owner.user_id.clone().unwrap_or_default(),
+                    owner_tenant_id: owner.tenant_id.clone(),
+                    response: response.clone(),
+                };
+                let written = serde_json::to_vec(&record)
+                    .map_err(|e| e.to_string())
+                    .and_then(|bytes| {
+                        write_whole(&record_path(&log, &result.trace_id), &bytes)
+                            .map_err(|e| e.to_string())
+                    });
+                if let Err(e) = written {
+                    tracing::warn!(trace_id = %result.trace_id, error = %e, "run record not written");
+                }
+                match reasoning_of(&log) {
+                    Ok(r) => response.reasoning = r,
+                    Err(e) => tracing::warn!(error = %e, "run log not readable"),
+                }
+            }
+            (result, response)
+        })
+    }
+}
+
+/// The answer, or the error, of a finished run.
+pub(crate) fn outcome(
+    result: &RunResult,
+    response: QueryResponse,
+) -> Result<QueryResponse, ApiError> {
+    match run_error(result, &response) {
+        Some(e) => Err(e),
+        None => Ok(response),
+    }
+}
+
+/// Whether the request asks for a stream of events (`Accept: text/event-stream`).
+fn wants_events(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|v| {
+            v.split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("text/event-stream"))
+        })
+}
+
+/// `POST /query`: one JSON response when the run ends, or, with
+/// `Accept: text/event-stream`, the run's events as they happen ([`crate::stream`]).
 pub(crate) async fn post_query(
     State(state): State<AppState>,
     caller: Caller,
+    headers: HeaderMap,
     ApiJson(req): ApiJson<QueryRequest>,
-) -> Result<Json<QueryResponse>, ApiError> {
-    let question = req.natural_language.trim().to_owned();
-    if question.is_empty() {
-        return Err(ApiError::bad_request("natural_language must not be empty."));
+) -> Result<Response, ApiError> {
+    let prepared = Prepared::new(&state, &caller, req)?;
+    if wants_events(&headers) {
+        return Ok(crate::stream::events(&state, prepared).into_response());
     }
-    let mut warnings = Vec::new();
-    let user = match req.user_context {
-        Some(mut ctx) if state.config().dev_trust_user_context => {
-            if ctx.tenant_id.as_deref().is_none_or(|t| t.trim().is_empty()) {
-                ctx.tenant_id = Some(state.config().default_tenant_id.clone());
-            }
-            ctx
-        }
-        Some(_) => {
-            warnings.push(
-                "user_context in the request was ignored: the caller's identity comes from the API key."
-                    .to_owned(),
-            );
-            caller.user.clone()
-        }
-        None => caller.user.clone(),
-    };
-    let engine = state.engine();
-    if let Some(id) = &req.datasource_id
-        && !engine.registry().ids().contains(&id.as_str())
-    {
-        return Err(unknown_datasource(id));
-    }
-    let engine = if req.execute {
-        engine
-    } else {
-        let options = EngineOptions {
-            execute: false,
-            ..engine.options().clone()
-        };
-        std::sync::Arc::new(nl2sql_orchestrator::Engine::clone(&engine).with_options(options))
-    };
     let cancel = state.shutdown_token().child_token();
-    let opts = AskOptions {
-        user,
-        datasource: req.datasource_id.clone(),
-        cancel: cancel.clone(),
-        trace_id: Some(TraceId::new()),
-    };
-    let owner = caller.user.clone();
     // A client that goes away drops this future: the guard cancels the run, which then
     // finishes (as cancelled) and is recorded on its own task.
-    let guard = cancel.drop_guard();
-    let task = tokio::spawn(async move {
-        let result = engine.ask(&question, opts).await;
-        let mut response = response_of(&result, warnings);
-        if let Some(log) = engine.run_log_path(&result.trace_id) {
-            let record = RunRecord {
-                version: 1,
-                owner_user_id: owner.user_id.clone().unwrap_or_default(),
-                owner_tenant_id: owner.tenant_id.clone(),
-                response: response.clone(),
-            };
-            let written = serde_json::to_vec(&record)
-                .map_err(|e| e.to_string())
-                .and_then(|bytes| {
-                    std::fs::write(record_path(&log, &result.trace_id), bytes)
-                        .map_err(|e| e.to_string())
-                });
-            if let Err(e) = written {
-                tracing::warn!(trace_id = %result.trace_id, error = %e, "run record not written");
-            }
-            match reasoning_of(&log) {
-                Ok(r) => response.reasoning = r,
-                Err(e) => tracing::warn!(error = %e, "run log not readable"),
-            }
-        }
-        (result, response)
-    });
-    let joined = task.await;
+    let guard = cancel.clone().drop_guard();
+    let joined = prepared.spawn(TraceId::new(), cancel, None).await;
     drop(guard);
     let (result, response) = joined.map_err(|e| {
         tracing::error!(error = %e, "a run panicked");
         ApiError::internal()
     })?;
-    match run_error(&result, &response) {
-        Some(e) => Err(e),
-        None => Ok(Json(response)),
-    }
+    outcome(&result, response).map(|r| Json(r).into_response())
 }
 
 /// `GET /query/{trace_id}`: the recorded response of a run the caller started (404 for

@@ -9,6 +9,7 @@ mod failures;
 mod faults;
 mod grounding;
 mod list_adapters;
+mod mcp;
 mod plan_commands;
 mod plan_dag;
 mod policy;

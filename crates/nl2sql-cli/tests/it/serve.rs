@@ -123,7 +123,7 @@ pub(super) fn serve(dir: &Path, extra: &[&str]) -> Served {
 
 impl Served {
     /// Ctrl-C; returns the exit code and standard error.
-    fn interrupt(mut self) -> (Option<i32>, Vec<String>) {
+    pub(super) fn interrupt(mut self) -> (Option<i32>, Vec<String>) {
         let sent = Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
             .status()
@@ -206,7 +206,7 @@ fn serve_refuses_to_start_without_api_keys() {
 
 /// A chat-completions endpoint that accepts connections and never answers; reports each
 /// request on the channel.
-fn silent_llm_server() -> (u16, mpsc::Receiver<()>) {
+pub(super) fn silent_llm_server() -> (u16, mpsc::Receiver<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let (tx, rx) = mpsc::channel();

@@ -2,7 +2,6 @@
 //! artifacts.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Instant, SystemTime};
 
 use nl2sql_aggregate::aggregate_from_store;
 use nl2sql_plan::ExecutionDag;
@@ -16,7 +15,7 @@ use super::state::State;
 
 /// `aggregator` (pipeline.md §2.5): partial evaluation over the artifacts.
 pub(super) async fn aggregator(ctx: &RunCtx, dag: &ExecutionDag, st: &mut State) {
-    let t = (SystemTime::now(), Instant::now());
+    let t = ctx.start(Node::Aggregator.as_str(), None, None);
     let outcome = aggregate_from_store(dag, ctx.shared.artifacts.as_ref(), &st.artifacts).await;
     for e in &outcome.errors {
         let mut e = e.clone();

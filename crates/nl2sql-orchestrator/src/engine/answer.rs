@@ -1,7 +1,6 @@
 //! `answer_synthesizer` (pipeline.md §2.6): the short answer.
 
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
 
 use nl2sql_planner::{AnswerRequest, Step, TerminalResult};
 use nl2sql_planner_offline::OfflinePlanner;
@@ -14,7 +13,7 @@ use super::state::State;
 /// `answer_synthesizer` (pipeline.md §2.6): the planner's answer, falling back to the
 /// offline template when it fails; explain-only when there is no result.
 pub(super) async fn answer_synthesizer(ctx: &RunCtx, st: &mut State) {
-    let t = (SystemTime::now(), Instant::now());
+    let t = ctx.start(Node::AnswerSynthesizer.as_str(), None, None);
     let max = ctx.shared.options.answer_rows;
     let mut errors: Vec<PipelineError> = st.blocking.clone();
     for sq in &st.subqueries {

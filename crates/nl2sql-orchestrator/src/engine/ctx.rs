@@ -97,6 +97,19 @@ impl RunCtx {
         }
     }
 
+    /// A node of the run starts: tells a streaming caller; returns the start time its
+    /// record will carry.
+    pub(crate) fn start(
+        &self,
+        node: &str,
+        subgraph_id: Option<&str>,
+        attempt: Option<u32>,
+    ) -> (SystemTime, Instant) {
+        let t = (SystemTime::now(), Instant::now());
+        self.log.started(node, subgraph_id, attempt, t.0);
+        t
+    }
+
     /// Logs one node execution of the main graph.
     pub(crate) fn log_node(
         &self,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use nl2sql_plan::{DecomposerResponse, ExecutionDag, SubQuery};
 use nl2sql_planner::{DecomposeRequest, Step};
@@ -32,7 +32,7 @@ pub(super) async fn decomposer(ctx: &RunCtx, res: &Resolved, st: &mut State) -> 
     let tries = ctx.shared.options.decomposer_max_retries.saturating_add(1);
     let mut outcome = None;
     for attempt in 1..=tries {
-        let t = (SystemTime::now(), Instant::now());
+        let t = ctx.start(Node::Decomposer.as_str(), None, Some(attempt));
         let request = DecomposeRequest {
             question: ctx.question.clone(),
             datasources: res.datasources.clone(),
@@ -142,7 +142,7 @@ pub(super) fn global_planner(
     d: Decomposed,
     st: &mut State,
 ) -> Option<(ExecutionDag, BTreeMap<String, SubQuery>)> {
-    let t = (SystemTime::now(), Instant::now());
+    let t = ctx.start(Node::Decomposer.as_str(), None, None);
     let dag = d.dag;
     ctx.log_node(
         "global_planner",

@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
 
 use nl2sql_plan::{ExecutionDag, SubQuery};
 use nl2sql_state::{ErrorCode, Node, PipelineError, ScanStatus, Severity};
@@ -38,7 +37,7 @@ pub(super) async fn layer_router(
         if pending.is_empty() {
             continue;
         }
-        let t = (SystemTime::now(), Instant::now());
+        let t = ctx.start(Node::LayerRouter.as_str(), None, None);
         let mut set: JoinSet<ScanOutcome> = JoinSet::new();
         let mut task_ids = BTreeMap::new();
         for q in &pending {

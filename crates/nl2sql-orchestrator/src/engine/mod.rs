@@ -55,7 +55,8 @@ pub use options::{
 };
 pub use result::{AttemptReport, ErrorReport, RunResult, SubQueryReport, TerminalTable};
 pub use runlog::{
-    RunLogEntry, read_run_log, recorded_question, run_log_path, write_replay_cassette,
+    RunEvent, RunEvents, RunLogEntry, read_run_log, recorded_question, run_log_path,
+    write_replay_cassette,
 };
 
 /// Where RBAC comes from.

@@ -2,7 +2,6 @@
 //! asks to change data, then choose the datasources the caller may use.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Instant, SystemTime};
 
 use nl2sql_index::{DATASOURCE_K, route_datasources};
 use nl2sql_plan::DatasourceResolution;
@@ -24,7 +23,7 @@ pub(super) struct Resolved {
 /// `intent_guard`: false (and an `INTENT_VIOLATION`) when the question asks to change
 /// data; nothing else runs then.
 pub(super) fn intent_guard(ctx: &RunCtx, st: &mut State) -> bool {
-    let t = (SystemTime::now(), Instant::now());
+    let t = ctx.start(Node::IntentGuard.as_str(), None, None);
     let Some(verb) = super::intent::write_intent(&ctx.question) else {
         return true;
     };
@@ -68,7 +67,7 @@ impl Candidate {
 
 /// `datasource_resolver` (pipeline.md §2.1).
 pub(super) async fn resolver(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Option<Resolved> {
-    let t = (SystemTime::now(), Instant::now());
+    let t = ctx.start(Node::DatasourceResolver.as_str(), None, None);
     let out = resolve(ctx, opts, st);
     let (delta, errors) = match &out {
         Ok(r) => (

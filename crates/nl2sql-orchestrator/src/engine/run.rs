@@ -45,7 +45,7 @@ pub(crate) async fn run(
         let h = nl2sql_state::sha256_hex(trace.as_bytes());
         u64::from_str_radix(&h[..16], 16).unwrap_or(0x9E37_79B9_7F4A_7C15)
     });
-    let (log, log_warning) = RunLog::open(shared.data_dir.as_deref(), &trace);
+    let (log, log_warning) = RunLog::open(shared.data_dir.as_deref(), &trace, opts.events.clone());
     let cancel = opts.cancel.child_token();
     let global_timeout = shared.options.global_timeout;
     let audit = shared.audit.clone();

@@ -121,21 +121,31 @@ pub fn write_replay_cassette(entries: &[RunLogEntry], path: &Path) -> Result<usi
     Ok(calls)
 }
 
-/// The writer of one run's log; without a data dir it records nothing.
+/// The writer of one run's log (without a data dir it writes no file) and the sender of
+/// its live events (when the caller asked for them, [`AskOptions::events`]).
+///
+/// [`AskOptions::events`]: super::AskOptions::events
 #[derive(Debug)]
 pub(crate) struct RunLog {
     trace_id: String,
-    /// The file and the next sequence number, under one lock so lines are in `seq` order.
-    file: Option<Mutex<(File, u64)>>,
+    /// The file (if any) and the next sequence number, under one lock so lines are in
+    /// `seq` order, in the file and on the event channel alike.
+    file: Mutex<(Option<File>, u64)>,
+    events: Option<RunEvents>,
 }
 
 impl RunLog {
-    /// A log under `data_dir` (none when `None`); a file that cannot be created is a
-    /// warning, and the run goes on without a log.
-    pub(crate) fn open(data_dir: Option<&Path>, trace_id: &str) -> (RunLog, Option<String>) {
+    /// A log under `data_dir` (no file when `None`); a file that cannot be created is a
+    /// warning, and the run goes on without a log file.
+    pub(crate) fn open(
+        data_dir: Option<&Path>,
+        trace_id: &str,
+        events: Option<RunEvents>,
+    ) -> (RunLog, Option<String>) {
         let mut log = RunLog {
             trace_id: trace_id.to_owned(),
-            file: None,
+            file: Mutex::new((None, 0)),
+            events,
         };
         let Some(dir) = data_dir else {
             return (log, None);
@@ -147,7 +157,7 @@ impl RunLog {
             .and_then(|()| OpenOptions::new().create(true).append(true).open(&path));
         match opened {
             Ok(f) => {
-                log.file = Some(Mutex::new((f, 0)));
+                log.file = Mutex::new((Some(f), 0));
                 (log, None)
             }
             Err(e) => (
@@ -157,11 +167,35 @@ impl RunLog {
         }
     }
 
-    /// Appends one entry.
+    /// Tells a streaming caller that `node` starts (nothing is written to the file: its
+    /// line, written when the node ends, carries the start time).
+    pub(crate) fn started(
+        &self,
+        node: &str,
+        subgraph_id: Option<&str>,
+        attempt: Option<u32>,
+        at: SystemTime,
+    ) {
+        if let Some(events) = &self.events {
+            events.send(RunEvent::NodeStarted {
+                trace_id: self.trace_id.clone(),
+                node: node.to_owned(),
+                subgraph_id: subgraph_id.map(str::to_owned),
+                attempt,
+                started_at: iso8601(at),
+            });
+        }
+    }
+
+    /// Appends one entry (and sends it to a streaming caller).
     pub(crate) fn record(&self, rec: Record<'_>) {
-        let Some(file) = &self.file else { return };
-        let Ok(mut guard) = file.lock() else { return };
-        let (f, seq) = &mut *guard;
+        let Ok(mut guard) = self.file.lock() else {
+            return;
+        };
+        let (file, seq) = &mut *guard;
+        if file.is_none() && self.events.is_none() {
+            return;
+        }
         let entry = RunLogEntry {
             trace_id: self.trace_id.clone(),
             seq: *seq,
@@ -173,26 +207,85 @@ impl RunLog {
             delta: rec.delta,
             errors: rec.errors.to_vec(),
         };
-        let mut line = match serde_json::to_string(&entry) {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!(error = %e, "run log entry not serialisable");
-                return;
-            }
+        let written = match file {
+            Some(f) => write_line(f, &entry),
+            None => true,
         };
-        line.push('\n');
-        // One write per line; when it fails part way (a full disk), the file is cut back
-        // to its last whole line, so a line is in the log whole or not at all.
-        let before = f.metadata().map(|m| m.len()).ok();
-        match f.write_all(line.as_bytes()).and_then(|()| f.flush()) {
-            Ok(()) => *seq += 1,
-            Err(e) => {
-                if let Some(len) = before {
-                    let _ = f.set_len(len);
-                }
-                tracing::warn!(error = %e, "run log line not written");
+        if written {
+            *seq += 1;
+            if let Some(events) = &self.events {
+                events.send(RunEvent::NodeFinished(Box::new(entry)));
             }
         }
+    }
+}
+
+/// Appends `entry` as one line; false (and the file cut back to its last whole line)
+/// when it could not be written whole.
+fn write_line(f: &mut File, entry: &RunLogEntry) -> bool {
+    let mut line = match serde_json::to_string(entry) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!(error = %e, "run log entry not serialisable");
+            return false;
+        }
+    };
+    line.push('\n');
+    // One write per line; when it fails part way (a full disk), the file is cut back to
+    // its last whole line, so a line is in the log whole or not at all.
+    let before = f.metadata().map(|m| m.len()).ok();
+    match f.write_all(line.as_bytes()).and_then(|()| f.flush()) {
+        Ok(()) => true,
+        Err(e) => {
+            if let Some(len) = before {
+                let _ = f.set_len(len);
+            }
+            tracing::warn!(error = %e, "run log line not written");
+            false
+        }
+    }
+}
+
+/// What a streaming caller receives while a run happens: each node as it starts, and
+/// each run-log entry as it is written. The channel is unbounded (a run has a bounded
+/// number of nodes: its scans times their attempts); a receiver that is dropped costs
+/// the run nothing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum RunEvent {
+    /// A node starts.
+    NodeStarted {
+        /// The run.
+        trace_id: String,
+        /// The node (`datasource_resolver`, `ast_planner`, …).
+        node: String,
+        /// `sql_agent:<node_id>:<trace_id>` for nodes of a scan.
+        subgraph_id: Option<String>,
+        /// The scan's planning attempt, for nodes of a scan.
+        attempt: Option<u32>,
+        /// UTC ISO-8601.
+        started_at: String,
+    },
+    /// A node ended: its run-log entry (timing, delta, errors).
+    NodeFinished(Box<RunLogEntry>),
+}
+
+/// The sending half of a run's event channel ([`RunEvents::channel`]).
+#[derive(Debug, Clone)]
+pub struct RunEvents(tokio::sync::mpsc::UnboundedSender<RunEvent>);
+
+impl RunEvents {
+    /// A channel: give the sender to [`AskOptions::events`](super::AskOptions::events),
+    /// read the run's events from the receiver.
+    pub fn channel() -> (RunEvents, tokio::sync::mpsc::UnboundedReceiver<RunEvent>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (RunEvents(tx), rx)
+    }
+
+    fn send(&self, event: RunEvent) {
+        // A receiver that went away (a client that disconnected) is not an error of the
+        // run: its cancellation, if any, comes through the run's token.
+        let _ = self.0.send(event);
     }
 }
 
@@ -257,7 +350,7 @@ mod tests {
     fn a_line_cut_by_a_crash_is_left_out_and_a_whole_bad_line_is_an_error() {
         let dir = std::env::temp_dir().join(format!("nl2sql-runlog-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let (log, warning) = RunLog::open(Some(&dir), "t-cut");
+        let (log, warning) = RunLog::open(Some(&dir), "t-cut", None);
         assert_eq!(warning, None);
         for node in ["datasource_resolver", "decomposer"] {
             log.record(Record {

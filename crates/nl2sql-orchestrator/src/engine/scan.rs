@@ -57,6 +57,12 @@ impl Scan<'_> {
         self.log(node, attempt, t, Value::Null, std::slice::from_ref(e));
     }
 
+    /// A node of this scan starts (a streaming caller hears of it); its start time.
+    fn start(&self, node: Node, attempt: Option<u32>) -> (SystemTime, Instant) {
+        self.ctx
+            .start(node.as_str(), Some(&self.subgraph_id), attempt)
+    }
+
     fn log(
         &self,
         node: &str,
@@ -75,10 +81,6 @@ impl Scan<'_> {
             errors,
         });
     }
-}
-
-fn now() -> (SystemTime, Instant) {
-    (SystemTime::now(), Instant::now())
 }
 
 /// One attempt's result.
@@ -133,8 +135,8 @@ async fn drive(
         report.status = ScanStatus::Cancelled;
         return vec![cancelled("sql_agent")];
     }
-    // The adapter (through the datasource's breaker).
-    let t = now();
+    // The adapter (through the datasource's breaker): recorded only when it fails.
+    let t = (SystemTime::now(), Instant::now());
     let adapter = match ctx.shared.registry.adapter(ds).await {
         Ok(a) => a,
         Err(e) => {
@@ -156,7 +158,7 @@ async fn drive(
         }
     };
     // schema_retriever.
-    let t = now();
+    let t = scan.start(Node::SchemaRetriever, None);
     let request = schema_request(scan.sq);
     let retrieved =
         SchemaRetriever::new(ctx.shared.index.as_ref(), &ctx.shared.store).retrieve(&request);
@@ -256,7 +258,7 @@ async fn drive(
             return a.errors;
         }
         // retry_handler: backoff with jitter, raced against cancellation.
-        let t = now();
+        let t = scan.start(Node::RetryHandler, Some(attempt_no));
         let backoff = Backoff {
             base: options.retry_base_delay,
             max: options.retry_max_delay,
@@ -284,7 +286,7 @@ async fn drive(
             return handler_errors;
         }
         // refiner (falls back to the offline refiner).
-        let t = now();
+        let t = scan.start(Node::Refiner, Some(attempt_no));
         let refine = RefineRequest {
             plan_request: plan_request.clone(),
             failed_plan: a.plan.clone(),
@@ -346,7 +348,7 @@ async fn attempt(
     };
 
     // ast_planner.
-    let t = now();
+    let t = scan.start(Node::AstPlanner, Some(n));
     let planner = Arc::clone(&ctx.shared.planner);
     let req = plan_request.clone();
     let planned = ctx
@@ -377,7 +379,7 @@ async fn attempt(
     out.plan = Some(plan.clone());
 
     // logical_validator.
-    let t = now();
+    let t = scan.start(Node::LogicalValidator, Some(n));
     let lctx = LogicalContext {
         datasource_id: Some(ds.to_owned()),
         contract: &schema.snapshot.contract,
@@ -458,7 +460,7 @@ async fn attempt(
     };
 
     // value_grounder.
-    let t = now();
+    let t = scan.start(Node::ValueGrounder, Some(n));
     let grounded = ground::ground(ctx, adapter, &breaker, &full, &request_limits, &mut plan).await;
     if let Some(grounded) = grounded {
         scan.log(ground::NODE, Some(n), t, grounded.delta, &grounded.errors);
@@ -471,7 +473,7 @@ async fn attempt(
     }
 
     // generator.
-    let t = now();
+    let t = scan.start(Node::SqlGenerator, Some(n));
     let generated = SqlGenerator::new(adapter.dialect())
         .with_schema(&full.contract)
         .with_row_limit(limits.row_limit)
@@ -495,7 +497,7 @@ async fn attempt(
     out.sql = Some(sql.clone());
 
     // physical_validator.
-    let t = now();
+    let t = scan.start(Node::PhysicalValidator, Some(n));
     let settings = PhysicalSettings {
         max_cost: options.max_cost,
         policy: Some(ctx.access.clone()),
@@ -546,7 +548,7 @@ async fn attempt(
     }
 
     // executor.
-    let t = now();
+    let t = scan.start(Node::Executor, Some(n));
     let permit = match breaker.enter() {
         Ok(permit) => permit,
         Err(e) => {

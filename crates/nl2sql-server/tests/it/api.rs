@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use nl2sql_orchestrator::Planner;
 use nl2sql_orchestrator::{DatasourceRegistry, Engine, EngineOptions};
 use nl2sql_planner_llm::LlmConfig;
 use nl2sql_planner_offline::OfflinePlanner;
@@ -20,7 +21,7 @@ use nl2sql_test_support::TempDir;
 use serde_json::{Value, json};
 
 const ADMIN_KEY: &str = "admin-key-0123456789";
-const ANALYST_KEY: &str = "analyst-key-0123456789";
+pub(crate) const ANALYST_KEY: &str = "analyst-key-0123456789";
 const ANALYST2_KEY: &str = "analyst2-key-0123456789";
 const GUEST_KEY: &str = "guest-key-0123456789";
 
@@ -32,12 +33,12 @@ const POLICY: &str = r#"{"version": 1, "roles": {
   "guest": {"description": "Nothing", "role": "guest",
             "allowed_datasources": [], "allowed_tables": []}}}"#;
 
-const COUNT_QUESTION: &str = "How many factories do we have?";
+pub(crate) const COUNT_QUESTION: &str = "How many factories do we have?";
 
 use nl2sql_test_support::manufacturing_db as fixture;
 
 /// A direct SQL count on the fixture.
-fn sql_count(table: &str) -> i64 {
+pub(crate) fn sql_count(table: &str) -> i64 {
     let conn = rusqlite::Connection::open_with_flags(
         fixture(),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
@@ -65,11 +66,11 @@ fn keys() -> ApiKeys {
 }
 
 /// A running server over `<dir>/plant.db` (a copy of the fixture), indexed.
-struct Server {
-    base: String,
+pub(crate) struct Server {
+    pub(crate) base: String,
     dir: TempDir,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    client: reqwest::Client,
+    pub(crate) client: reqwest::Client,
 }
 
 impl Drop for Server {
@@ -87,6 +88,16 @@ async fn start(name: &str, adjust: impl FnOnce(&mut ServerConfig)) -> Server {
 async fn start_with(
     name: &str,
     planner: PlannerInfo,
+    adjust: impl FnOnce(&mut ServerConfig),
+) -> Server {
+    start_full(name, planner, Arc::new(OfflinePlanner::new()), adjust).await
+}
+
+/// A server whose engine plans with `engine_planner` (`info` is what `/llm` shows).
+pub(crate) async fn start_full(
+    name: &str,
+    planner: PlannerInfo,
+    engine_planner: Arc<dyn Planner>,
     adjust: impl FnOnce(&mut ServerConfig),
 ) -> Server {
     let dir = TempDir::new(name);
@@ -112,12 +123,10 @@ async fn start_with(
             today: Some("2024-06-30".to_owned()),
             ..EngineOptions::default()
         };
-        Ok(
-            Engine::open(registry, Arc::new(OfflinePlanner::new()), &data)
-                .map_err(|e| e.safe_message().to_owned())?
-                .with_options(options)
-                .with_policy_file(policy.clone()),
-        )
+        Ok(Engine::open(registry, Arc::clone(&engine_planner), &data)
+            .map_err(|e| e.safe_message().to_owned())?
+            .with_options(options)
+            .with_policy_file(policy.clone()))
     });
     let mut config = ServerConfig::new(keys());
     adjust(&mut config);
@@ -164,7 +173,7 @@ impl Server {
         (status, value)
     }
 
-    async fn get(&self, path: &str, key: Option<&str>) -> (u16, Value) {
+    pub(crate) async fn get(&self, path: &str, key: Option<&str>) -> (u16, Value) {
         self.call(reqwest::Method::GET, path, key, None).await
     }
 

@@ -2,3 +2,4 @@
 //! SQLite fixture.
 
 mod api;
+mod stream;

@@ -1,7 +1,6 @@
 //! Combine operations (aggregation.md §3): standalone, union, inner join, and compare
 //! (full outer join with side-by-side columns and numeric differences).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, RecordBatch, UInt32Array, new_null_array};
@@ -9,8 +8,9 @@ use arrow::compute::kernels::numeric::sub;
 use arrow::compute::{cast, concat_batches, interleave, take};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::error::ArrowError;
-use arrow::row::{RowConverter, SortField};
 use nl2sql_plan::{CombineOperation, JoinKeyPair};
+
+use crate::keys::{self, KeyColumns, Matches, NONE};
 
 /// Applies `operation` to the ordered inputs (left side first for join and compare).
 ///
@@ -154,57 +154,25 @@ fn key_columns(
     Ok((l, r))
 }
 
-/// Row pairs (left row, matching right row if any) and which right rows matched.
-type Matches = (Vec<(usize, Option<usize>)>, Vec<bool>);
-
-/// Matching (left, right) row pairs: left rows in order, each with its right matches in
-/// right order; null keys never match. Also returns which right rows matched.
-fn match_rows(
-    lkeys: &[ArrayRef],
-    rkeys: &[ArrayRef],
+/// Matching (left, right) row pairs ([`keys::match_rows`]); with `keep_unmatched`, a
+/// left row without a match comes with right [`NONE`].
+fn matches(
+    lk: &[ArrayRef],
+    rk: &[ArrayRef],
     left_rows: usize,
     right_rows: usize,
+    keep_unmatched: bool,
 ) -> Result<Matches, ArrowError> {
-    let fields = lkeys
-        .iter()
-        .map(|c| SortField::new(c.data_type().clone()))
-        .collect();
-    let converter = RowConverter::new(fields)?;
-    let lrows = converter.convert_columns(lkeys)?;
-    let rrows = converter.convert_columns(rkeys)?;
-    let has_null = |cols: &[ArrayRef], i: usize| cols.iter().any(|c| c.is_null(i));
-    let mut index: HashMap<&[u8], Vec<usize>> = HashMap::new();
-    for i in 0..right_rows {
-        if !has_null(rkeys, i) {
-            index.entry(rrows.row(i).data()).or_default().push(i);
-        }
-    }
-    let mut pairs = Vec::new();
-    let mut matched = vec![false; right_rows];
-    for i in 0..left_rows {
-        let hits = if has_null(lkeys, i) {
-            None
-        } else {
-            index.get(lrows.row(i).data())
-        };
-        match hits {
-            Some(hits) => {
-                for &j in hits {
-                    matched[j] = true;
-                    pairs.push((i, Some(j)));
-                }
-            }
-            None => pairs.push((i, None)),
-        }
-    }
-    Ok((pairs, matched))
+    let forms = KeyColumns::of_sides(&[lk, rk])?;
+    let [l, r] = forms.as_slice() else {
+        return Err(invalid("join keys of different forms".to_owned()));
+    };
+    keys::match_rows(l, r, left_rows, right_rows, keep_unmatched)
 }
 
-fn indices(values: impl Iterator<Item = Option<usize>>) -> Result<UInt32Array, ArrowError> {
-    values
-        .map(|v| v.map(u32::try_from).transpose())
-        .collect::<Result<UInt32Array, _>>()
-        .map_err(|_| invalid("table too large".to_owned()))
+/// Index arrays with nulls where a side has no row ([`NONE`]).
+fn nullable_indices(values: &[u32]) -> UInt32Array {
+    values.iter().map(|v| (*v != NONE).then_some(*v)).collect()
 }
 
 /// Appends `name` (suffixed `_right` on collision).
@@ -224,13 +192,8 @@ fn join(
     keys: &[JoinKeyPair],
 ) -> Result<RecordBatch, ArrowError> {
     let (lk, rk) = key_columns(left, right, keys)?;
-    let (pairs, _) = match_rows(&lk, &rk, left.num_rows(), right.num_rows())?;
-    let pairs: Vec<(usize, usize)> = pairs
-        .into_iter()
-        .filter_map(|(l, r)| r.map(|r| (l, r)))
-        .collect();
-    let li = indices(pairs.iter().map(|p| Some(p.0)))?;
-    let ri = indices(pairs.iter().map(|p| Some(p.1)))?;
+    let m = matches(&lk, &rk, left.num_rows(), right.num_rows(), false)?;
+    let (li, ri) = (UInt32Array::from(m.left), UInt32Array::from(m.right));
     let (mut fields, mut columns) = (Vec::new(), Vec::new());
     let ls = left.schema();
     for (f, c) in ls.fields().iter().zip(left.columns()) {
@@ -251,18 +214,28 @@ fn compare(
     keys: &[JoinKeyPair],
 ) -> Result<RecordBatch, ArrowError> {
     let (lk, rk) = key_columns(left, right, keys)?;
-    let (mut pairs, matched) = match_rows(&lk, &rk, left.num_rows(), right.num_rows())?;
-    let mut rows: Vec<(Option<usize>, Option<usize>)> =
-        pairs.drain(..).map(|(l, r)| (Some(l), r)).collect();
-    rows.extend(
-        matched
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| !**m)
-            .map(|(j, _)| (None, Some(j))),
-    );
-    let li = indices(rows.iter().map(|p| p.0))?;
-    let ri = indices(rows.iter().map(|p| p.1))?;
+    let Matches {
+        left: mut l_rows,
+        right: mut r_rows,
+        matched,
+    } = matches(&lk, &rk, left.num_rows(), right.num_rows(), true)?;
+    // Then the right rows nothing matched, in right order.
+    for (j, _) in matched.iter().enumerate().filter(|(_, m)| !**m) {
+        l_rows.push(NONE);
+        r_rows.push(j as u32);
+    }
+    let rows: Vec<(Option<usize>, Option<usize>)> = l_rows
+        .iter()
+        .zip(&r_rows)
+        .map(|(l, r)| {
+            (
+                (*l != NONE).then_some(*l as usize),
+                (*r != NONE).then_some(*r as usize),
+            )
+        })
+        .collect();
+    let li = nullable_indices(&l_rows);
+    let ri = nullable_indices(&r_rows);
     let (mut fields, mut columns) = (Vec::new(), Vec::new());
     for (k, (lc, rc)) in keys.iter().zip(lk.iter().zip(&rk)) {
         let picks: Vec<(usize, usize)> = rows

@@ -9,6 +9,7 @@
 //! its dependants are skipped with one error each, and every other node still runs.
 
 mod combine;
+mod keys;
 mod post;
 
 #[cfg(test)]

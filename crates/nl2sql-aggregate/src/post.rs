@@ -1,24 +1,23 @@
 //! Post-combine operations (aggregation.md §4): filter, aggregate, project, sort, limit.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{
     Array, ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, UInt32Array,
-    new_null_array,
+    make_comparator, new_null_array,
 };
 use arrow::compute::kernels::cmp;
 use arrow::compute::{
-    SortColumn, SortOptions, and, cast, filter_record_batch, lexsort_to_indices, or,
-    sort_to_indices, take,
+    SortColumn, SortOptions, and, cast, filter_record_batch, lexsort_to_indices, or, take,
 };
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::error::ArrowError;
-use arrow::row::{RowConverter, SortField};
 use nl2sql_plan::{
     Aggregation, ExpectedColumn, FilterOperator, FilterSpec, FilterValue, GroupBySpec, MetricSpec,
     OrderBySpec, SortDirection,
 };
+
+use crate::keys::{self, KeyColumns};
 
 fn invalid(message: String) -> ArrowError {
     ArrowError::InvalidArgumentError(message)
@@ -181,29 +180,21 @@ pub(crate) fn aggregate(
         .iter()
         .map(|g| column(input, &g.attribute).cloned())
         .collect::<Result<Vec<_>, _>>()?;
-    // Group id per row, groups in first-appearance order.
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    if keys.is_empty() {
-        groups.push((0..input.num_rows()).collect());
+    // The group of each row, groups in first-appearance order, and each group's first row.
+    let (group_of, firsts) = if keys.is_empty() {
+        let n = keys::rows_u32(input.num_rows())?;
+        (vec![0; n as usize], vec![0])
     } else {
-        let converter = RowConverter::new(
-            keys.iter()
-                .map(|k| SortField::new(k.data_type().clone()))
-                .collect(),
-        )?;
-        let rows = converter.convert_columns(&keys)?;
-        let mut index: HashMap<&[u8], usize> = HashMap::new();
-        for i in 0..input.num_rows() {
-            let g = *index.entry(rows.row(i).data()).or_insert_with(|| {
-                groups.push(Vec::new());
-                groups.len() - 1
-            });
-            groups[g].push(i);
-        }
-    }
+        let forms = KeyColumns::of_sides(&[&keys])?;
+        keys::group_ids(&forms[0], input.num_rows())?
+    };
+    let groups = Groups {
+        of: &group_of,
+        count: firsts.len(),
+    };
     let mut fields = Vec::new();
     let mut columns: Vec<ArrayRef> = Vec::new();
-    let firsts = to_indices(groups.iter().map(|g| g.first().copied()))?;
+    let firsts = UInt32Array::from(firsts);
     for (g, k) in group_by.iter().zip(&keys) {
         fields.push(Field::new(&g.attribute, k.data_type().clone(), true));
         columns.push(take(k, &firsts, None)?);
@@ -218,7 +209,7 @@ pub(crate) fn aggregate(
     let batch = RecordBatch::try_new_with_options(
         Arc::new(Schema::new(fields)),
         columns,
-        &arrow::array::RecordBatchOptions::new().with_row_count(Some(groups.len())),
+        &arrow::array::RecordBatchOptions::new().with_row_count(Some(groups.count)),
     )?;
     if keys.is_empty() || batch.num_rows() == 0 {
         return Ok(batch);
@@ -236,17 +227,25 @@ pub(crate) fn aggregate(
     take_batch(&batch, &order)
 }
 
-fn metric(col: &ArrayRef, agg: Aggregation, groups: &[Vec<usize>]) -> Result<ArrayRef, ArrowError> {
+/// The group of each input row, and how many groups there are.
+struct Groups<'a> {
+    of: &'a [u32],
+    count: usize,
+}
+
+/// One metric per group, in one pass over the rows (values added in row order, so sums
+/// are the same to the bit as adding each group's values in order).
+fn metric(col: &ArrayRef, agg: Aggregation, groups: &Groups<'_>) -> Result<ArrayRef, ArrowError> {
     let t = col.data_type();
-    let per_group = |g: &Vec<usize>| -> Result<ArrayRef, ArrowError> {
-        take(col, &to_indices(g.iter().map(|i| Some(*i)))?, None)
-    };
+    let rows = groups.of.iter().enumerate().map(|(i, g)| (i, *g as usize));
     Ok(match agg {
         Aggregation::Count => {
-            let counts: Vec<i64> = groups
-                .iter()
-                .map(|g| g.iter().filter(|i| col.is_valid(**i)).count() as i64)
-                .collect();
+            let mut counts = vec![0_i64; groups.count];
+            for (i, g) in rows {
+                if col.is_valid(i) {
+                    counts[g] += 1;
+                }
+            }
             Arc::new(Int64Array::from(counts))
         }
         Aggregation::Sum if t.is_integer() => {
@@ -255,18 +254,20 @@ fn metric(col: &ArrayRef, agg: Aggregation, groups: &[Vec<usize>]) -> Result<Arr
                 .as_any()
                 .downcast_ref::<Int64Array>()
                 .ok_or_else(|| invalid("cannot read integers".to_owned()))?;
-            let sums: Int64Array = groups
-                .iter()
-                .map(|g| {
-                    let vals: Vec<i64> = g
-                        .iter()
-                        .filter(|i| ints.is_valid(**i))
-                        .map(|i| ints.value(*i))
-                        .collect();
-                    (!vals.is_empty()).then(|| vals.iter().fold(0i64, |a, b| a.wrapping_add(*b)))
-                })
+            let mut sums = vec![0_i64; groups.count];
+            let mut seen = vec![false; groups.count];
+            for (i, g) in rows {
+                if ints.is_valid(i) {
+                    sums[g] = sums[g].wrapping_add(ints.value(i));
+                    seen[g] = true;
+                }
+            }
+            let out: Int64Array = sums
+                .into_iter()
+                .zip(seen)
+                .map(|(s, seen)| seen.then_some(s))
                 .collect();
-            Arc::new(sums)
+            Arc::new(out)
         }
         Aggregation::Sum | Aggregation::Avg => {
             if !t.is_numeric() && *t != DataType::Null {
@@ -277,18 +278,21 @@ fn metric(col: &ArrayRef, agg: Aggregation, groups: &[Vec<usize>]) -> Result<Arr
                 .as_any()
                 .downcast_ref::<Float64Array>()
                 .ok_or_else(|| invalid("cannot read numbers".to_owned()))?;
-            let out: Float64Array = groups
-                .iter()
-                .map(|g| {
-                    let vals: Vec<f64> = g
-                        .iter()
-                        .filter(|i| floats.is_valid(**i))
-                        .map(|i| floats.value(*i))
-                        .collect();
-                    (!vals.is_empty()).then(|| {
-                        let sum: f64 = vals.iter().sum();
+            let mut sums = vec![0.0_f64; groups.count];
+            let mut counts = vec![0_usize; groups.count];
+            for (i, g) in rows {
+                if floats.is_valid(i) {
+                    sums[g] += floats.value(i);
+                    counts[g] += 1;
+                }
+            }
+            let out: Float64Array = sums
+                .into_iter()
+                .zip(counts)
+                .map(|(sum, n)| {
+                    (n > 0).then(|| {
                         if agg == Aggregation::Avg {
-                            sum / vals.len() as f64
+                            sum / n as f64
                         } else {
                             sum
                         }
@@ -298,30 +302,28 @@ fn metric(col: &ArrayRef, agg: Aggregation, groups: &[Vec<usize>]) -> Result<Arr
             Arc::new(out)
         }
         Aggregation::Min | Aggregation::Max => {
-            let mut picks = Vec::with_capacity(groups.len());
-            for g in groups {
-                let values = per_group(g)?;
-                let order = sort_to_indices(
-                    &values,
-                    Some(SortOptions {
-                        descending: agg == Aggregation::Max,
-                        nulls_first: false,
-                    }),
-                    Some(1),
-                )?;
-                let best = order
-                    .iter()
-                    .flatten()
-                    .next()
-                    .map(|i| i as usize)
-                    .filter(|i| values.is_valid(*i))
-                    .map(|i| g[i]);
-                picks.push(best);
+            let compare = make_comparator(col.as_ref(), col.as_ref(), SortOptions::default())?;
+            let better = if agg == Aggregation::Max {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Less
+            };
+            let mut best = vec![keys::NONE; groups.count];
+            for (i, g) in rows {
+                if col.is_valid(i)
+                    && (best[g] == keys::NONE || compare(i, best[g] as usize) == better)
+                {
+                    best[g] = i as u32;
+                }
             }
-            if groups.is_empty() {
+            if groups.count == 0 {
                 new_null_array(t, 0)
             } else {
-                take(col, &to_indices(picks.into_iter())?, None)?
+                let picks: UInt32Array = best
+                    .iter()
+                    .map(|b| (*b != keys::NONE).then_some(*b))
+                    .collect();
+                take(col, &picks, None)?
             }
         }
     })

@@ -18,7 +18,7 @@ use nl2sql_state::PipelineError;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
-use crate::api::{ANALYST_KEY, COUNT_QUESTION, Server, sql_count, start_full};
+use crate::support::{ANALYST_KEY, COUNT_QUESTION, Server, sql_count, start_full};
 
 /// The offline planner, whose `plan` waits for a permit of `gate` (none at first).
 #[derive(Debug)]

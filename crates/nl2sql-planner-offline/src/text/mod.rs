@@ -1,6 +1,14 @@
 //! Text helpers of the offline planner: tokenising a question, splitting identifiers
 //! (`snake_case`, `camelCase`), light stemming, stop words and a small built-in synonym list
-//! for analytical words. Everything is pure and deterministic.
+//! for analytical words. Everything is pure and deterministic. The word lists are data,
+//! in `words.rs`.
+
+mod words;
+
+use words::{
+    ABBREVIATIONS, AGENT_ENDINGS, ANTONYMS, FUNCTION_WORDS, IRREGULAR_PAST, MONEY_WORDS, PHRASAL,
+    RATE_UNITS, STOP_WORDS, SYNONYMS,
+};
 
 /// What a token is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,19 +173,6 @@ pub(crate) fn tokenize(text: &str) -> Vec<Token> {
     out
 }
 
-/// Phrasal verbs that mean a single verb: "turned out 500 units" is "produced 500 units".
-const PHRASAL: &[(&str, &str, &str)] = &[
-    ("turned", "out", "produced"),
-    ("turn", "out", "produced"),
-    ("turns", "out", "produced"),
-    ("churned", "out", "produced"),
-    ("churn", "out", "produced"),
-    ("cranked", "out", "produced"),
-    ("carried", "out", "performed"),
-    ("carry", "out", "performed"),
-    ("carries", "out", "performed"),
-];
-
 /// Gives the first word of a phrasal verb the stem of the verb it means.
 fn phrasal_verbs(tokens: &mut [Token]) {
     for i in 1..tokens.len() {
@@ -310,24 +305,6 @@ pub(crate) fn stem(word: &str) -> String {
     s
 }
 
-/// Irregular past forms of verbs common in business questions, and their verbs.
-const IRREGULAR_PAST: &[(&str, &str)] = &[
-    ("sold", "sell"),
-    ("bought", "buy"),
-    ("paid", "pay"),
-    ("sent", "send"),
-    ("spent", "spend"),
-    ("kept", "keep"),
-    ("held", "hold"),
-    ("lost", "lose"),
-    ("won", "win"),
-    ("brought", "bring"),
-    ("taught", "teach"),
-];
-
-/// Endings of verb stems whose agent nouns end in `-or` (`operat-or`, `inspect-or`).
-const AGENT_ENDINGS: &[&str] = &["at", "it", "ct", "ut", "is"];
-
 fn undouble(b: &str) -> String {
     let bytes = b.as_bytes();
     let n = bytes.len();
@@ -338,53 +315,6 @@ fn undouble(b: &str) -> String {
     }
 }
 
-/// Built-in synonyms of common analytical and business words, mapped to the word schemas
-/// usually use. Both sides are stemmed after mapping.
-const SYNONYMS: &[(&str, &str)] = &[
-    ("amount", "quantity"),
-    ("qty", "quantity"),
-    ("volume", "quantity"),
-    ("plant", "factory"),
-    ("plants", "factory"),
-    ("site", "factory"),
-    ("sites", "factory"),
-    ("facility", "factory"),
-    ("facilities", "factory"),
-    ("item", "product"),
-    ("items", "product"),
-    ("client", "customer"),
-    ("clients", "customer"),
-    ("employee", "staff"),
-    ("employees", "staff"),
-    ("revenue", "sales"),
-    ("turnover", "sales"),
-    ("cost", "price"),
-    ("costs", "price"),
-    ("kind", "type"),
-    ("sort", "type"),
-    ("made", "produced"),
-    ("manufactured", "produced"),
-    ("built", "produced"),
-    ("output", "produced"),
-    ("stock", "inventory"),
-    ("located", "location"),
-    ("kinds", "type"),
-    ("warehouses", "warehouse"),
-    ("town", "city"),
-    ("finish", "end"),
-    ("finished", "end"),
-    ("finishes", "end"),
-    ("began", "start"),
-    ("begin", "start"),
-    ("begins", "start"),
-    ("begun", "start"),
-    ("nation", "country"),
-    // Abbreviations schemas use: "discount percent" is `discount_pct`.
-    ("percent", "pct"),
-    ("percentage", "pct"),
-    ("cnt", "count"),
-];
-
 /// The stem of `word` after the synonym list.
 pub(crate) fn canonical(word: &str) -> String {
     let lower = word.to_lowercase();
@@ -394,348 +324,15 @@ pub(crate) fn canonical(word: &str) -> String {
     }
 }
 
-/// Words for an amount of money, which schemas rarely spell out.
-const MONEY_WORDS: &[&str] = &[
-    "revenue", "revenues", "sales", "spend", "spending", "spent", "turnover", "income", "earnings",
-    "proceeds", "billing", "billings", "worth",
-];
-
 /// True for a word that names an amount of money ("revenue", "spend").
 pub(crate) fn is_money_word(word: &str) -> bool {
     MONEY_WORDS.contains(&word)
 }
 
-/// English antonyms of adjectives that boolean columns are named after: "late" is "on
-/// time" being false.
-const ANTONYMS: &[(&str, &str)] = &[
-    ("late", "on time"),
-    ("delayed", "on time"),
-    ("overdue", "on time"),
-    ("early", "late"),
-    ("closed", "open"),
-    ("disabled", "enabled"),
-    ("failed", "passed"),
-    ("offline", "online"),
-    ("broken", "working"),
-    ("absent", "present"),
-    ("optional", "required"),
-    ("private", "public"),
-    ("external", "internal"),
-];
-
 /// The adjective phrase `word` is the negation of, if listed.
 pub(crate) fn antonym_of(word: &str) -> Option<&'static str> {
     ANTONYMS.iter().find(|(w, _)| *w == word).map(|(_, a)| *a)
 }
-
-/// Words that carry no schema meaning.
-const STOP_WORDS: &[&str] = &[
-    "a",
-    "an",
-    "the",
-    "of",
-    "in",
-    "on",
-    "at",
-    "to",
-    "for",
-    "with",
-    "without",
-    "and",
-    "or",
-    "is",
-    "are",
-    "was",
-    "were",
-    "be",
-    "been",
-    "being",
-    "do",
-    "does",
-    "did",
-    "has",
-    "have",
-    "had",
-    "there",
-    "their",
-    "its",
-    "it",
-    "this",
-    "that",
-    "these",
-    "those",
-    "what",
-    "which",
-    "who",
-    "whom",
-    "whose",
-    "when",
-    "where",
-    "how",
-    "me",
-    "my",
-    "i",
-    "we",
-    "our",
-    "you",
-    "your",
-    "please",
-    "can",
-    "could",
-    "would",
-    "should",
-    "will",
-    "show",
-    "put",
-    "came",
-    "come",
-    "comes",
-    "through",
-    "list",
-    "give",
-    "tell",
-    "find",
-    "get",
-    "display",
-    "return",
-    "all",
-    "any",
-    "every",
-    "each",
-    "per",
-    "by",
-    "from",
-    "as",
-    "than",
-    "then",
-    "into",
-    "about",
-    "over",
-    "under",
-    "between",
-    "across",
-    "within",
-    "during",
-    "some",
-    "whole",
-    "entire",
-    "overall",
-    "currently",
-    "current",
-    "now",
-    "also",
-    "only",
-    "just",
-    "value",
-    "values",
-    "data",
-    "record",
-    "records",
-    "row",
-    "rows",
-    "entries",
-    "entry",
-    "ones",
-    "one",
-    "them",
-    "they",
-    "he",
-    "she",
-    "his",
-    "her",
-    "if",
-    "so",
-    "not",
-    "no",
-    "ever",
-    "still",
-    "much",
-    "many",
-    "more",
-    "less",
-    "most",
-    "least",
-    "much",
-    "both",
-    "other",
-    "same",
-    "exist",
-    "exists",
-    "existing",
-    "recorded",
-    "logged",
-    "stored",
-    "available",
-    "known",
-    "together",
-    "respectively",
-    "along",
-    "via",
-    "versus",
-    "vs",
-    "against",
-    "compare",
-    "compared",
-    "comparison",
-    "up",
-    "out",
-    "off",
-    "s",
-    "whats",
-    "let",
-    "see",
-    "want",
-    "need",
-    "like",
-    "including",
-    "include",
-    "includes",
-    "grouped",
-    "group",
-    "breakdown",
-    "separately",
-    "along",
-    "rank",
-    "ranked",
-    "ranking",
-    "descending",
-    "ascending",
-    "order",
-    "ordered",
-    "sorted",
-    "sort",
-    "first",
-    "last",
-    "top",
-    "bottom",
-    "time",
-    "times",
-    "ago",
-    "since",
-    "before",
-    "after",
-    "until",
-    "till",
-    "having",
-    "had",
-    "got",
-    "total",
-    "number",
-    "count",
-    "sum",
-    "average",
-    "avg",
-    "mean",
-    "minimum",
-    "maximum",
-    "min",
-    "max",
-    "highest",
-    "lowest",
-    "largest",
-    "smallest",
-    "biggest",
-    "greatest",
-    "fewest",
-    "earliest",
-    "latest",
-    "newest",
-    "oldest",
-    "most",
-    "recent",
-    "distinct",
-    "unique",
-    "different",
-    "equal",
-    "equals",
-    "exactly",
-    "greater",
-    "fewer",
-    "above",
-    "below",
-    "exceeding",
-    "exceed",
-    "exceeds",
-    "least",
-    "at",
-    "year",
-    "month",
-    "week",
-    "day",
-    "days",
-    "weeks",
-    "months",
-    "years",
-    "today",
-    "yesterday",
-    "date",
-    "dates",
-    "combined",
-    "altogether",
-    "respective",
-    "in",
-    "such",
-    "whose",
-    "ones",
-    "everything",
-    "named",
-    "called",
-    "single",
-    "individual",
-    "unit",
-    "units",
-    "appear",
-    "appears",
-    "recorded",
-    "done",
-    "happen",
-    "happened",
-    "occur",
-    "occurred",
-    "any",
-    "among",
-    "across",
-    "kept",
-    "held",
-    "t",
-    "recently",
-    "calculate",
-    "compute",
-    "determine",
-    "summarize",
-    "summarise",
-    "summary",
-    "report",
-    "provide",
-    "identify",
-    "retrieve",
-    "fetch",
-    "obtain",
-    "present",
-    "tally",
-    "analyze",
-    "analyse",
-    "look",
-    "figure",
-    "pull",
-    "view",
-    "know",
-    "interested",
-    "curious",
-    "wondering",
-    "anything",
-    "something",
-];
-
-/// Grammar words that never name a table, column or value.
-const FUNCTION_WORDS: &[&str] = &[
-    "a", "an", "the", "of", "in", "on", "at", "to", "for", "with", "and", "or", "is", "are", "was",
-    "were", "be", "been", "do", "does", "did", "has", "have", "had", "there", "their", "its", "it",
-    "this", "that", "these", "those", "what", "which", "who", "whom", "whose", "how", "me", "my",
-    "i", "we", "our", "you", "your", "please", "can", "could", "would", "should", "will", "by",
-    "from", "as", "than", "then", "into", "s", "them", "they", "if", "so", "per", "each", "every",
-    "all", "any", "show", "list", "give", "tell", "find", "get",
-];
 
 /// True for a grammar word that never links to the schema.
 pub(crate) fn is_function_word(word: &str) -> bool {
@@ -823,11 +420,6 @@ pub(crate) fn plural(word: &str) -> String {
     }
 }
 
-/// Units of time a rate is given per.
-const RATE_UNITS: &[&str] = &[
-    "second", "minute", "hour", "day", "week", "month", "quarter", "year",
-];
-
 /// The unit of a rate adjective: an `-ly` adjective of a unit of time is "per" that unit
 /// ("hourly" → "hour", "daily" → "day", "quarterly" → "quarter"); "annual" and "yearly"
 /// are per year.
@@ -843,20 +435,6 @@ pub(crate) fn rate_unit(word: &str) -> Option<&'static str> {
     };
     RATE_UNITS.iter().find(|u| **u == base).copied()
 }
-
-/// Abbreviations schemas use for whole words, by convention rather than by any one
-/// schema (`Fname`, `emp_lname`, `dob`, `dept_name`): each is read as its words when a
-/// name is matched against a question. Learned from the Spider train split, where
-/// "first name" and "last name" questions over `Fname`/`Lname` columns were refused or
-/// wrong 195 times in 197.
-const ABBREVIATIONS: &[(&str, &[&str])] = &[
-    ("fname", &["first", "name"]),
-    ("lname", &["last", "name"]),
-    ("mname", &["middle", "name"]),
-    ("dob", &["date", "of", "birth"]),
-    ("dept", &["department"]),
-    ("addr", &["address"]),
-];
 
 /// An identifier's words with conventional abbreviations spelt out.
 fn spelt_out(name: &str) -> Vec<String> {

@@ -35,7 +35,7 @@ use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
 use nl2sql_adapter::{
     AdapterOptions, Attempt, Capability, CapabilitySet, CostEstimate, DatasourceAdapter,
     DryRunResult, Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
-    ResultFrame, dialect_mismatch, json_plan, retry_once_when_lost,
+    ResultFrame, SpawnOnDrop, dialect_mismatch, json_plan, retry_once_when_lost,
 };
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 use nl2sql_validate::GuardedSql;
@@ -252,19 +252,23 @@ impl MySqlAdapter {
     /// One run of `op` on `conn`.
     async fn attempt(&self, conn: Conn, limits: Limits, op: Op) -> Attempt<Out> {
         let conn_id = conn.id();
-        let mut guard = KillOnDrop {
-            conn: Some(conn),
-            opts: self.opts.clone(),
-            connect_timeout: self.connect_timeout,
-        };
-        let Some(conn) = guard.conn.as_mut() else {
+        // A dropped call (a cancelled or timed-out run) kills the statement from a task
+        // that holds the connection until the kill is done, so that it cannot go back to
+        // the pool and serve another call first.
+        let (opts, limit) = (self.opts.clone(), self.connect_timeout);
+        let mut guard = SpawnOnDrop::new(conn, move |victim: Conn| async move {
+            kill_query(&opts, victim.id(), limit).await;
+            // Back to the pool, which drains what is left of the result and resets it.
+            drop(victim);
+        });
+        let Some(conn) = guard.get_mut() else {
             return Attempt::Done(Err(unexpected()));
         };
         let caps = self.caps(limits);
         let limit = Duration::from_millis(limits.statement_timeout_ms).saturating_add(CANCEL_GRACE);
         let outcome = tokio::time::timeout(limit, run_tx(conn, &self.id, &caps, op)).await;
         // Disarmed: from here on this call decides what happens to the connection.
-        let conn = guard.conn.take();
+        let conn = guard.disarm();
         match outcome {
             Ok(Ran {
                 out: Err(e),
@@ -305,34 +309,6 @@ impl MySqlAdapter {
             Out::Plan(p) => Ok(p),
             _ => Err(unexpected()),
         }
-    }
-}
-
-/// Kills the running statement of a connection when dropped while armed (the future of
-/// a call was dropped: a cancelled or timed-out run). A spawned task sends `KILL QUERY`
-/// from a connection of its own and holds the victim until then, so that it cannot go
-/// back to the pool and serve another call first.
-struct KillOnDrop {
-    conn: Option<Conn>,
-    opts: Opts,
-    connect_timeout: Duration,
-}
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        let Some(victim) = self.conn.take() else {
-            return;
-        };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let opts = self.opts.clone();
-        let limit = self.connect_timeout;
-        runtime.spawn(async move {
-            kill_query(&opts, victim.id(), limit).await;
-            // Back to the pool, which drains what is left of the result and resets it.
-            drop(victim);
-        });
     }
 }
 

@@ -40,13 +40,13 @@ use async_trait::async_trait;
 use nl2sql_adapter::{
     AdapterOptions, Attempt, Capability, CapabilitySet, CostEstimate, DatasourceAdapter,
     DryRunResult, Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
-    ResultFrame, dialect_mismatch, json_plan, retry_once_when_lost,
+    ResultFrame, SpawnOnDrop, dialect_mismatch, json_plan, retry_once_when_lost,
 };
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 use nl2sql_validate::GuardedSql;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{CancelToken, Client, NoTls};
+use tokio_postgres::{Client, NoTls};
 
 /// At most this many connections are open at once.
 const MAX_CONNECTIONS: usize = 8;
@@ -291,17 +291,22 @@ impl PostgresAdapter {
 
     /// One run of `op` on `client`, which goes back to the pool only when it is healthy.
     async fn attempt(&self, mut client: Client, timeout_ms: u64, op: Op) -> Attempt<Out> {
-        let mut guard = CancelOnDrop {
-            token: Some(client.cancel_token()),
-            connect_timeout: self.connect_timeout,
-        };
+        // A dropped call (a cancelled or timed-out run) sends a cancel request.
+        let connect_timeout = self.connect_timeout;
+        let mut guard = SpawnOnDrop::new(client.cancel_token(), move |token| async move {
+            if let Ok(Err(e)) =
+                tokio::time::timeout(connect_timeout, token.cancel_query(NoTls)).await
+            {
+                tracing::debug!(error = %e, "cannot cancel a dropped PostgreSQL statement");
+            }
+        });
         let limit = Duration::from_millis(timeout_ms).saturating_add(CANCEL_GRACE);
         let outcome = tokio::time::timeout(
             limit,
             run_tx(&mut client, &self.id, timeout_ms, self.privileged, op),
         )
         .await;
-        let token = guard.token.take();
+        let token = guard.disarm();
         match outcome {
             Ok(Ran { out: Ok(v), lost }) => {
                 if !lost {

@@ -1,33 +1,7 @@
 //! One statement's life on a pooled connection: the read-only transaction with its
-//! session pins and timeout, the cancel request sent when the call is dropped, the
-//! mapping of driver errors to `ResultError`s, and EXPLAIN's estimates.
+//! session pins and timeout, the mapping of driver errors to `ResultError`s, and EXPLAIN's estimates.
 
 use super::*;
-
-/// Sends a cancel request for the connection's running statement when dropped while
-/// armed: the future of a call was dropped (a cancelled or timed-out run). The request
-/// goes out from a spawned task, so dropping never blocks.
-pub(super) struct CancelOnDrop {
-    pub(super) token: Option<CancelToken>,
-    pub(super) connect_timeout: Duration,
-}
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        let Some(token) = self.token.take() else {
-            return;
-        };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let limit = self.connect_timeout;
-        runtime.spawn(async move {
-            if let Ok(Err(e)) = tokio::time::timeout(limit, token.cancel_query(NoTls)).await {
-                tracing::debug!(error = %e, "cannot cancel a dropped PostgreSQL statement");
-            }
-        });
-    }
-}
 
 /// What runs inside one read-only transaction.
 #[derive(Clone)]

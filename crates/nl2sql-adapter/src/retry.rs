@@ -1,9 +1,11 @@
 //! One retry after a lost connection (adapters.md §6.2), shared by the adapters of the
 //! server engines: a statement whose pooled connection dropped before anything came back
 //! runs once more on a new connection; a second loss is the error. SQL errors are never
-//! retried (they are [`Attempt::Done`]).
+//! retried (they are [`Attempt::Done`]). And the guard that stops a statement whose call
+//! was dropped ([`SpawnOnDrop`]).
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::ResultError;
@@ -43,5 +45,55 @@ where
     match again().await? {
         Attempt::Done(out) => out,
         Attempt::Lost(e) => Err(e),
+    }
+}
+
+type Cleanup<T> = Box<dyn FnOnce(T) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+
+/// Holds what a running statement needs to be stopped (a cancel token, the connection
+/// itself) and, when dropped while it still holds it, stops the statement from a spawned
+/// task: the future of the call was dropped (a cancelled or timed-out run). Dropping never
+/// blocks. The adapters of the server engines share it (PostgreSQL sends a cancel request,
+/// MySQL a `KILL QUERY` while it holds the connection). [`SpawnOnDrop::disarm`] takes the
+/// value back once the call has decided for itself.
+pub struct SpawnOnDrop<T: Send + 'static> {
+    value: Option<T>,
+    cleanup: Option<Cleanup<T>>,
+}
+
+impl<T: Send + 'static> SpawnOnDrop<T> {
+    /// Armed with `value`; `cleanup(value)` runs on the current Tokio runtime if the guard
+    /// is dropped armed (outside a runtime it is skipped).
+    pub fn new<F, Fut>(value: T, cleanup: F) -> Self
+    where
+        F: FnOnce(T) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        SpawnOnDrop {
+            value: Some(value),
+            cleanup: Some(Box::new(move |v| Box::pin(cleanup(v)))),
+        }
+    }
+
+    /// The value, while armed.
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        self.value.as_mut()
+    }
+
+    /// Takes the value back: nothing runs on drop any more.
+    pub fn disarm(&mut self) -> Option<T> {
+        self.cleanup = None;
+        self.value.take()
+    }
+}
+
+impl<T: Send + 'static> Drop for SpawnOnDrop<T> {
+    fn drop(&mut self) {
+        let (Some(value), Some(cleanup)) = (self.value.take(), self.cleanup.take()) else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(cleanup(value));
+        }
     }
 }

@@ -685,3 +685,28 @@ fn the_differential_corpus_is_the_same_on_every_run_and_varied() {
     assert!(a.iter().any(|s| s.contains("LEFT JOIN")));
     assert!(a.iter().any(|s| s.contains(" IN (SELECT")));
 }
+
+#[tokio::test]
+async fn spawn_on_drop_runs_its_cleanup_only_when_dropped_armed() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<&'static str>();
+    // Dropped armed (a call whose future went away): the cleanup gets the value.
+    let sender = tx.clone();
+    let mut armed = SpawnOnDrop::new("statement 1", move |v| async move {
+        let _ = sender.send(v);
+    });
+    assert_eq!(armed.get_mut().map(|v| *v), Some("statement 1"));
+    drop(armed);
+    let got = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await;
+    assert_eq!(got.ok().flatten(), Some("statement 1"));
+    // Disarmed (the call decided for itself): the value comes back and nothing runs.
+    let sender = tx.clone();
+    let mut disarmed = SpawnOnDrop::new("statement 2", move |v| async move {
+        let _ = sender.send(v);
+    });
+    assert_eq!(disarmed.disarm(), Some("statement 2"));
+    assert!(disarmed.get_mut().is_none());
+    drop(disarmed);
+    drop(tx);
+    let rest = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await;
+    assert_eq!(rest.ok().flatten(), None);
+}

@@ -323,7 +323,7 @@ impl SqlGuard {
                     .parse_statements()
                     .map(|statements| (statements, comments))
             });
-        let (statements, mut issues) = match parsed {
+        let (mut statements, mut issues) = match parsed {
             Ok(parsed) => parsed,
             Err(err) => return Checked::refused(shape::parse_failure(ctx, sql, &err)),
         };
@@ -360,7 +360,7 @@ impl SqlGuard {
         // What runs is the guard's rendering of the tree it checked.
         let mut rendered = None;
         if issues.is_empty() {
-            match render::render(ctx.dialect, &statements[0], sql, &resolution.strings) {
+            match render::render(ctx.dialect, &mut statements[0], sql, &resolution.strings) {
                 Ok(text) => rendered = Some(text),
                 Err(issue) => issues.push(issue),
             }

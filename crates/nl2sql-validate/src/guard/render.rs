@@ -49,28 +49,26 @@ pub(crate) fn executable_comments(tokens: &[TokenWithSpan]) -> Vec<GuardIssue> {
 /// Renders `statement` to the text the engine will run, and proves that the text reads
 /// back as the same tree in `dialect`. `original` is the caller's text: when the
 /// rendering equals it, there is nothing to prove.
+///
+/// The tree is changed in place, not copied (the guard is done with it): double-quoted
+/// names the guard read as strings (SQLite) become string literals for good, since that
+/// is the tree that must read back; string values are swapped for markers while the tree
+/// is printed, then put back.
 pub(crate) fn render(
     dialect: Dialect,
-    statement: &Statement,
+    statement: &mut Statement,
     original: &str,
     strings: &HashSet<(u64, u64)>,
 ) -> Result<String, GuardIssue> {
     let parser_dialect = parser_dialect(dialect);
-    // Double-quoted names the guard read as strings (SQLite) become string literals:
-    // the tree that must read back is this one.
-    let spelled;
-    let statement = if strings.is_empty() {
-        statement
-    } else {
-        let mut copy = statement.clone();
-        let _ = copy.visit(&mut SpellStrings(strings));
-        spelled = copy;
-        &spelled
-    };
+    if !strings.is_empty() {
+        let _ = statement.visit(&mut SpellStrings(strings));
+    }
     let text = print(
         statement,
         parser_dialect.supports_string_literal_backslash_escape(),
     );
+    let statement = &*statement;
     if text == original.trim() {
         return Ok(text);
     }
@@ -117,17 +115,18 @@ impl VisitorMut for SpellStrings<'_> {
 /// escape (MySQL, MariaDB) reads differently. Each string value is swapped for a marker,
 /// the tree is printed, and every marker is replaced by the value quoted as the engine
 /// reads it. The caller still proves that the result reads back as the same tree.
-fn print(statement: &Statement, backslash_escapes: bool) -> String {
-    let mut marked = statement.clone();
+fn print(statement: &mut Statement, backslash_escapes: bool) -> String {
     let mut strings = MarkStrings {
         backslash_escapes,
         literals: Vec::new(),
+        values: Vec::new(),
     };
-    let _ = marked.visit(&mut strings);
+    let _ = statement.visit(&mut strings);
     if strings.literals.is_empty() {
         return statement.to_string();
     }
-    let printed = marked.to_string();
+    let printed = statement.to_string();
+    let _ = statement.visit(&mut Unmark(&mut strings.values));
     // Markers are NUL-delimited; a text with NULs of its own is printed plainly (and then
     // most likely fails the read-back proof, which is the safe way to fail).
     if printed.matches(MARK).count() != 2 * strings.literals.len() {
@@ -154,10 +153,11 @@ fn print(statement: &Statement, backslash_escapes: bool) -> String {
 const MARK: char = '\u{0}';
 
 /// Swaps single- and double-quoted string values for numbered markers, keeping each
-/// value quoted as the engine reads it.
+/// value quoted as the engine reads it, and the value itself to put back ([`Unmark`]).
 struct MarkStrings {
     backslash_escapes: bool,
     literals: Vec<String>,
+    values: Vec<Option<Value>>,
 }
 
 impl MarkStrings {
@@ -186,7 +186,28 @@ impl VisitorMut for MarkStrings {
         };
         let marker = format!("{MARK}{}{MARK}", self.literals.len());
         self.literals.push(literal);
-        value.value = Value::Placeholder(marker);
+        let original = std::mem::replace(&mut value.value, Value::Placeholder(marker));
+        self.values.push(Some(original));
+        ControlFlow::Continue(())
+    }
+}
+
+/// Puts back the values [`MarkStrings`] swapped for markers.
+struct Unmark<'a>(&'a mut Vec<Option<Value>>);
+
+impl VisitorMut for Unmark<'_> {
+    type Break = ();
+
+    fn pre_visit_value(&mut self, value: &mut ValueWithSpan) -> ControlFlow<()> {
+        if let Value::Placeholder(marker) = &value.value
+            && let Some(index) = marker
+                .strip_prefix(MARK)
+                .and_then(|m| m.strip_suffix(MARK))
+                .and_then(|m| m.parse::<usize>().ok())
+            && let Some(original) = self.0.get_mut(index).and_then(Option::take)
+        {
+            value.value = original;
+        }
         ControlFlow::Continue(())
     }
 }

@@ -47,8 +47,8 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use criterion::Criterion;
 use nl2sql_adapter::{
-    AdapterRequest, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult, Limits,
-    QueryPlan, ResultError, ResultFrame,
+    CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult, Limits, QueryPlan, RequestLimits,
+    ResultError, ResultFrame,
 };
 use nl2sql_adapter_sqlite::SqliteAdapter;
 use nl2sql_artifacts::{DEFAULT_PATH_TEMPLATE, PathTemplate, open_artifact_store};
@@ -344,13 +344,18 @@ impl DatasourceAdapter for TimedAdapter {
         r
     }
 
-    async fn execute(&self, req: AdapterRequest) -> ResultFrame {
+    async fn execute_guarded(
+        &self,
+        sql: &nl2sql_validate::GuardedSql,
+        limits: &RequestLimits,
+    ) -> ResultFrame {
         let t = Instant::now();
         if !self.delay.is_zero() {
             tokio::time::sleep(self.delay).await;
         }
-        // The inner adapter's `execute` calls its own `run_sql`, not ours: counted once.
-        let r = self.inner.execute(req).await;
+        // What the engine's executor calls (since the guard's rendering is what runs). The
+        // inner adapter calls its own `run_sql`, not ours: counted once.
+        let r = self.inner.execute_guarded(sql, limits).await;
         Clock::add(&self.clock.database_ns, t);
         self.clock.executes.fetch_add(1, Ordering::SeqCst);
         r

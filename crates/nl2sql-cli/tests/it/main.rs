@@ -5,6 +5,7 @@ mod benchmark;
 mod config;
 mod datasources;
 mod doctor;
+mod env_settings;
 mod failures;
 mod faults;
 mod grounding;

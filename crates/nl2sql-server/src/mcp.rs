@@ -19,7 +19,7 @@ use std::time::Duration;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
-use nl2sql_orchestrator::{RunEvents, RunResult, validate_sql_live};
+use nl2sql_orchestrator::{RunResult, validate_sql_live};
 use nl2sql_state::{AccessPolicy, Dialect, SchemaSnapshot, TraceId};
 use nl2sql_validate::{GuardContext, GuardStatus, SqlGuard};
 use rmcp::model::{
@@ -41,7 +41,7 @@ use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::query::{Prepared, QueryRequest, outcome};
 use crate::state::AppState;
-use crate::stream::EventView;
+use crate::stream::follow;
 
 /// Rows an `ask` returns when the call does not say.
 pub const DEFAULT_MAX_ROWS: usize = 100;
@@ -457,7 +457,8 @@ impl ServerHandler for McpServer {
 impl McpServer {
     /// Runs `req` for `caller`, sending progress notifications when the call carries a
     /// progress token; the MCP call's cancellation cancels the run, which is still
-    /// recorded (as cancelled).
+    /// recorded (as cancelled). A run that did not answer is the tool error its REST
+    /// request would have had.
     async fn run(
         &self,
         caller: &Caller,
@@ -468,16 +469,15 @@ impl McpServer {
         let cancel = self.state.shutdown_token().child_token();
         let _guard = cancel.clone().drop_guard();
         let trace_id = TraceId::new();
-        let (sender, mut events) = RunEvents::channel();
-        let mut run = prepared.spawn(trace_id.clone(), cancel.clone(), Some(sender));
         let token = context.meta.get_progress_token();
-        let mut step = 0_u32;
-        let notify = |step: u32, message: String| {
+        let step = std::sync::atomic::AtomicU32::new(0);
+        let notify = |message: String| {
             let token = token.clone();
             let peer = context.peer.clone();
+            let n = step.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             async move {
                 if let Some(token) = token {
-                    let mut param = ProgressNotificationParam::new(token, f64::from(step));
+                    let mut param = ProgressNotificationParam::new(token, f64::from(n));
                     param.message = Some(message);
                     // A client that cannot take a notification any more is not the run's
                     // concern: its cancellation comes as a cancellation.
@@ -485,25 +485,21 @@ impl McpServer {
                 }
             }
         };
-        notify(step, format!("run {}", trace_id.as_str())).await;
-        let mut view = EventView::default();
-        let joined = loop {
-            tokio::select! {
-                biased;
-                () = context.ct.cancelled(), if !cancel.is_cancelled() => cancel.cancel(),
-                Some(event) = events.recv() => {
-                    for shown in view.show(&event) {
-                        step += 1;
-                        notify(step, format!("{}: {}", shown.name, shown.data)).await;
-                    }
-                }
-                joined = &mut run => break joined,
-            }
-        };
-        joined.map_err(|e| {
+        notify(format!("run {}", trace_id.as_str())).await;
+        let joined = follow(
+            prepared,
+            trace_id,
+            cancel,
+            context.ct.cancelled(),
+            |shown| notify(format!("{}: {}", shown.name, shown.data)),
+        )
+        .await;
+        let (result, response) = joined.map_err(|e| {
             tracing::error!(error = %e, "a run panicked");
             tool_error("INTERNAL_ERROR", "Internal error.", None)
-        })
+        })?;
+        let response = outcome(&result, response).map_err(|e| api_error(&e))?;
+        Ok((result, response))
     }
 
     async fn ask(
@@ -522,10 +518,6 @@ impl McpServer {
         let (result, response) = match self.run(caller, req, context).await {
             Ok(done) => done,
             Err(e) => return e,
-        };
-        let response = match outcome(&result, response) {
-            Ok(r) => r,
-            Err(e) => return api_error(&e),
         };
         let rows = result.rows.clone().unwrap_or_default();
         let row_count = rows.len();
@@ -564,10 +556,6 @@ impl McpServer {
         let (result, response) = match self.run(caller, req, context).await {
             Ok(done) => done,
             Err(e) => return e,
-        };
-        let response = match outcome(&result, response) {
-            Ok(r) => r,
-            Err(e) => return api_error(&e),
         };
         CallToolResult::structured(json!({
             "trace_id": result.trace_id,

@@ -21,15 +21,17 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::future::Future;
 use std::time::Duration;
 
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
-use nl2sql_orchestrator::{RunEvent, RunEvents};
+use nl2sql_orchestrator::{RunEvent, RunEvents, RunResult};
 use nl2sql_state::{Node, TraceId};
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
-use crate::query::{Prepared, outcome};
+use crate::query::{Prepared, QueryResponse, outcome};
 use crate::state::AppState;
 
 const RESOLVER: &str = Node::DatasourceResolver.as_str();
@@ -131,6 +133,44 @@ fn sse(shown: &Shown) -> Event {
         .data(shown.data.to_string())
 }
 
+/// Runs `prepared` under `cancel` and shows each of its events to `show` as it happens
+/// (with the events still queued when it ends); when `stop` completes first, the run is
+/// cancelled and still awaited (so it is recorded). Returns the finished run.
+pub(crate) async fn follow<F, Fut>(
+    prepared: Prepared,
+    trace_id: TraceId,
+    cancel: CancellationToken,
+    stop: impl Future<Output = ()>,
+    mut show: F,
+) -> Result<(RunResult, QueryResponse), tokio::task::JoinError>
+where
+    F: FnMut(Shown) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let (sender, mut run_events) = RunEvents::channel();
+    let mut run = prepared.spawn(trace_id, cancel.clone(), Some(sender));
+    let mut view = EventView::default();
+    tokio::pin!(stop);
+    let joined = loop {
+        tokio::select! {
+            biased;
+            () = &mut stop, if !cancel.is_cancelled() => cancel.cancel(),
+            Some(event) = run_events.recv() => {
+                for shown in view.show(&event) {
+                    show(shown).await;
+                }
+            }
+            joined = &mut run => break joined,
+        }
+    };
+    while let Ok(event) = run_events.try_recv() {
+        for shown in view.show(&event) {
+            show(shown).await;
+        }
+    }
+    joined
+}
+
 /// The event stream of `prepared`'s run.
 pub(crate) fn events(
     state: &AppState,
@@ -138,34 +178,29 @@ pub(crate) fn events(
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>> + use<>> {
     let cancel = state.shutdown_token().child_token();
     let trace_id = TraceId::new();
-    let (sender, mut run_events) = RunEvents::channel();
-    let mut run = prepared.spawn(trace_id.clone(), cancel.clone(), Some(sender));
     let (out, out_rx) = tokio::sync::mpsc::channel::<Event>(64);
+    let run_cancel = cancel.clone();
     tokio::spawn(async move {
-        let mut view = EventView::default();
         let first = Shown {
             name: "run",
             data: json!({"trace_id": trace_id.as_str()}),
         };
         // Sends fail only when the client went away: the run is then cancelled by the
-        // stream's guard, and what is left is drained without being sent.
+        // stream's guard, and what is left is not sent.
         let _ = out.send(sse(&first)).await;
-        let joined = loop {
-            tokio::select! {
-                biased;
-                Some(event) = run_events.recv() => {
-                    for shown in view.show(&event) {
-                        let _ = out.send(sse(&shown)).await;
-                    }
+        let joined = follow(
+            prepared,
+            trace_id,
+            run_cancel,
+            std::future::pending(),
+            |shown| {
+                let out = out.clone();
+                async move {
+                    let _ = out.send(sse(&shown)).await;
                 }
-                joined = &mut run => break joined,
-            }
-        };
-        while let Ok(event) = run_events.try_recv() {
-            for shown in view.show(&event) {
-                let _ = out.send(sse(&shown)).await;
-            }
-        }
+            },
+        )
+        .await;
         let last = match joined {
             Ok((result, response)) => match outcome(&result, response) {
                 Ok(response) => Shown {

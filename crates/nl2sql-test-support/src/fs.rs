@@ -66,3 +66,21 @@ pub fn temp_dir(label: &str) -> TempDir {
 pub fn manufacturing_db() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/fixtures/manufacturing.db")
 }
+
+/// Every file under `dir` (recursively) whose extension is `ext`; an unreadable or
+/// missing directory has none.
+pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == ext) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}

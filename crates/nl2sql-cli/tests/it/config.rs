@@ -4,10 +4,10 @@
 
 #![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Output;
 
-use nl2sql_test_support::TempDir;
+use nl2sql_test_support::{TempDir, files_with_extension};
 use serde_json::Value;
 
 use crate::support::{fixture, json, nl2sql, temp_dir};
@@ -21,22 +21,6 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
         .current_dir(dir)
         .output()
         .unwrap()
-}
-
-pub(super) fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == ext) {
-                out.push(p);
-            }
-        }
-    }
-    out
 }
 
 const CONFIG: &str = r#"version = 1

@@ -9,8 +9,9 @@ use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::config::{files_with_extension, setup};
+use crate::config::setup;
 use crate::support::{json, nl2sql, stderr};
+use nl2sql_test_support::files_with_extension;
 
 /// `nl2sql ARGS` in `dir`, with the configuration variables and `unset` removed from the
 /// environment and `vars` set; the data directory is `DIR/data`.

@@ -131,6 +131,9 @@ pub(crate) struct RunLog {
     /// The file (if any) and the next sequence number, under one lock so lines are in
     /// `seq` order, in the file and on the event channel alike.
     file: Mutex<(Option<File>, u64)>,
+    /// Whether there is a file (set once, at open): without one and without events,
+    /// recording does nothing, not even take the lock.
+    has_file: bool,
     events: Option<RunEvents>,
 }
 
@@ -145,6 +148,7 @@ impl RunLog {
         let mut log = RunLog {
             trace_id: trace_id.to_owned(),
             file: Mutex::new((None, 0)),
+            has_file: false,
             events,
         };
         let Some(dir) = data_dir else {
@@ -158,6 +162,7 @@ impl RunLog {
         match opened {
             Ok(f) => {
                 log.file = Mutex::new((Some(f), 0));
+                log.has_file = true;
                 (log, None)
             }
             Err(e) => (
@@ -189,13 +194,13 @@ impl RunLog {
 
     /// Appends one entry (and sends it to a streaming caller).
     pub(crate) fn record(&self, rec: Record<'_>) {
+        if !self.has_file && self.events.is_none() {
+            return;
+        }
         let Ok(mut guard) = self.file.lock() else {
             return;
         };
         let (file, seq) = &mut *guard;
-        if file.is_none() && self.events.is_none() {
-            return;
-        }
         let entry = RunLogEntry {
             trace_id: self.trace_id.clone(),
             seq: *seq,

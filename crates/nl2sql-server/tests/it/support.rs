@@ -4,7 +4,7 @@
 
 #![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,7 +33,7 @@ pub(crate) const POLICY: &str = r#"{"version": 1, "roles": {
 
 pub(crate) const COUNT_QUESTION: &str = "How many factories do we have?";
 
-pub(crate) use nl2sql_test_support::manufacturing_db as fixture;
+pub(crate) use nl2sql_test_support::{files_with_extension, manufacturing_db as fixture};
 
 /// A direct SQL count on the fixture.
 pub(crate) fn sql_count(table: &str) -> i64 {
@@ -196,20 +196,4 @@ pub(crate) fn single_value(body: &Value) -> i64 {
     let row = results[0].as_object().unwrap();
     assert_eq!(row.len(), 1, "{body:#}");
     row.values().next().unwrap().as_i64().unwrap()
-}
-
-pub(crate) fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == ext) {
-                out.push(p);
-            }
-        }
-    }
-    out
 }

@@ -431,19 +431,28 @@ fn element_of(m: &Mention, index: &SchemaIndex, used: &Used) -> (String, bool) {
                     .contains(&(table.to_lowercase(), col.name.to_lowercase())),
             )
         }
-        Target::Value { column, values, .. } => {
+        Target::Value {
+            column,
+            values,
+            word,
+            ..
+        } => {
             let col = &index.columns[*column];
             let table = &index.tables[col.table].name;
-            let shown: Vec<String> = values.iter().map(|v| v.to_string()).collect();
-            let in_plan = used
+            let mut shown: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            if values.is_empty() {
+                shown.push(format!("containing '{word}'"));
+            }
+            let on_column = used
                 .columns
-                .contains(&(table.to_lowercase(), col.name.to_lowercase()))
-                && values.iter().any(|v| match v {
-                    serde_json::Value::String(s) => used.has_text(s),
-                    serde_json::Value::Number(n) => n.as_f64().is_some_and(|x| used.has_number(x)),
-                    serde_json::Value::Bool(_) => true,
-                    _ => false,
-                });
+                .contains(&(table.to_lowercase(), col.name.to_lowercase()));
+            let literal = values.iter().any(|v| match v {
+                serde_json::Value::String(s) => used.has_text(s),
+                serde_json::Value::Number(n) => n.as_f64().is_some_and(|x| used.has_number(x)),
+                serde_json::Value::Bool(_) => true,
+                _ => false,
+            }) || (values.is_empty() && !word.is_empty() && used.has_text(word));
+            let in_plan = on_column && literal;
             (
                 format!("the value {} of {table}.{}", shown.join(" or "), col.name),
                 in_plan,

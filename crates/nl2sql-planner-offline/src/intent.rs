@@ -640,8 +640,14 @@ fn comparison_words(tokens: &[Token], i: usize) -> Option<(CmpOp, usize)> {
     let w = |k: usize| tokens.get(i + k).map(|t| t.lower.as_str()).unwrap_or("");
     let two = (w(0), w(1));
     let op = match two {
-        ("more" | "greater" | "larger" | "higher" | "bigger" | "longer", "than") => (CmpOp::Gt, 2),
-        ("less" | "fewer" | "smaller" | "lower" | "shorter", "than") => (CmpOp::Lt, 2),
+        (
+            "more" | "greater" | "larger" | "higher" | "bigger" | "longer" | "older" | "heavier"
+            | "taller",
+            "than",
+        ) => (CmpOp::Gt, 2),
+        ("less" | "fewer" | "smaller" | "lower" | "shorter" | "younger" | "lighter", "than") => {
+            (CmpOp::Lt, 2)
+        }
         ("at", "least") => (CmpOp::GtEq, 2),
         ("at", "most") | ("up", "to") => (CmpOp::LtEq, 2),
         ("no", "more") if w(2) == "than" => (CmpOp::LtEq, 3),

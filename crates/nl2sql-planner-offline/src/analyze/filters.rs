@@ -317,6 +317,19 @@ impl Builder<'_> {
                 .enumerate()
                 .find(|(k, m)| !self.consumed[*k] && m.start >= cue.end && m.start - cue.end <= 2)
                 .map(|(k, _)| k);
+            // "older than 25", "heavier than 10": the comparative names its measure.
+            if let Some(c) = self.implied_measure(cue.start)
+                && !matches!(after, Some(k) if numeric(&self.mentions[k]))
+            {
+                for (op, v) in &cue.bounds {
+                    self.a.filters.push(Filter {
+                        column: c,
+                        test: Test::Cmp(*op, Lit::Number(*v)),
+                        negated: false,
+                    });
+                }
+                continue;
+            }
             let chosen = match (after, before) {
                 (Some(k), _) if numeric(&self.mentions[k]) => Some(k),
                 (Some(k), _) if matches!(self.mentions[k].target, Target::Table(_)) => {
@@ -374,6 +387,25 @@ impl Builder<'_> {
             }
         }
         count_havings
+    }
+
+    /// The measure a comparative names by itself: "older"/"younger" an age, "heavier"/
+    /// "lighter" a weight, "taller" a height; the numeric column of that one-word name in
+    /// a table the question names (the first such table).
+    pub(super) fn implied_measure(&self, at: usize) -> Option<usize> {
+        let name = match self.tokens.get(at)?.lower.as_str() {
+            "older" | "younger" => "age",
+            "heavier" | "lighter" => "weight",
+            "taller" => "height",
+            _ => return None,
+        };
+        self.mentions.iter().find_map(|m| {
+            let t = self.table_of(m);
+            self.index.tables[t].columns.iter().copied().find(|c| {
+                let col = &self.index.columns[*c];
+                col.is_measure() && col.name.eq_ignore_ascii_case(name)
+            })
+        })
     }
 
     /// The aggregation cue of a "total" word that makes a comparison a condition on a sum:

@@ -486,6 +486,8 @@ pub(crate) fn link(
     mentions.extend(values::place_names(text, tokens, used, index, &mut taken));
     let named = values::named_values(text, tokens, used, index, &mut taken, &mentions);
     mentions.extend(named);
+    let literal = values::literal_values(text, tokens, used, index, &mut taken, &mentions);
+    mentions.extend(literal);
     let prefer = match tokens.first().map(|t| t.lower.as_str()) {
         Some("who" | "where") => Some(TypeClass::Text),
         Some("when") => Some(TypeClass::Time),

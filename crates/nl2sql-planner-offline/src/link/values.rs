@@ -99,6 +99,12 @@ pub(super) fn values_exact(
     let mut out = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
+        // "a name containing 'Opera'" is a part of a value, even when 'Opera' is a whole
+        // value somewhere else (`literal_values` reads it).
+        if tokens[i].kind == TokenKind::Quoted && containing_before(tokens, i).is_some() {
+            i += 1;
+            continue;
+        }
         let mut found: Option<(usize, Candidates)> = None;
         for n in (1..=6.min(tokens.len() - i)).rev() {
             let span = &tokens[i..i + n];
@@ -446,4 +452,293 @@ pub(super) fn phrasal_values(
         }
     }
     out
+}
+
+/// Words that may stand between a column (or a table and "named") and the literal it is
+/// given: "whose last name is 'Kim'", "the product named 'flax'", "room KLR209".
+const BINDERS: &[&str] = &[
+    "is", "are", "was", "were", "be", "being", "named", "called", "titled", "equals", "equal",
+    "to", "the", "a", "an",
+];
+
+/// Words that make a table name its row by its label ("the product named 'flax'").
+const NAMING: &[&str] = &["named", "called", "titled"];
+
+/// Words after which a literal is a part of the value, not all of it.
+const CONTAINING: &[&str] = &[
+    "contain",
+    "contains",
+    "containing",
+    "contained",
+    "include",
+    "includes",
+    "including",
+    "substring",
+    "word",
+    "letter",
+    "letters",
+];
+
+/// A literal the question spells out: a quoted string, a code mixing letters and digits
+/// (`KLR209`), or a capitalised name after a column that binds it ("last name McEwen").
+fn literal_end(
+    text: &str,
+    tokens: &[Token],
+    used: &[bool],
+    taken: &[bool],
+    i: usize,
+    loose: bool,
+) -> Option<usize> {
+    let t = &tokens[i];
+    if taken[i] {
+        return None;
+    }
+    match t.kind {
+        TokenKind::Quoted => Some(i + 1),
+        TokenKind::Word if !used[i] => {
+            let digits = t.raw.chars().any(|c| c.is_ascii_digit());
+            let letters = t.raw.chars().any(char::is_alphabetic);
+            if digits && letters {
+                return Some(i + 1);
+            }
+            let capital = |k: usize| {
+                let w = &tokens[k];
+                k > 0
+                    && w.kind == TokenKind::Word
+                    && !used[k]
+                    && !taken[k]
+                    && w.raw.chars().next().is_some_and(char::is_uppercase)
+                    && !is_function_word(&w.lower)
+                    && !is_stop_word(&w.lower)
+            };
+            // "… on the Online channel? Use the average.": a capitalised word that starts
+            // a sentence is not a name.
+            let sentence =
+                i > 0 && text_between(tokens, i - 1, i, text).contains(['.', '?', '!', ';', ':']);
+            if !loose || !capital(i) || sentence {
+                return None;
+            }
+            let mut j = i + 1;
+            while j < tokens.len() && capital(j) && tokens[j].pos.0 <= tokens[j - 1].pos.1 + 1 {
+                j += 1;
+            }
+            Some(j)
+        }
+        _ => None,
+    }
+}
+
+/// "whose last name is 'Kim'", "the product named 'flax'", "the 'Herbs' category",
+/// "a name containing the word 'court'", "room KLR209": a literal the question spells out
+/// is a value of the text column it is said of, even when no sample holds it. The
+/// engine's value grounding then checks it against the column's stored values (and
+/// refuses, naming the nearest ones, when none matches), so the reading never silently
+/// filters on a value the data lacks.
+pub(super) fn literal_values(
+    text: &str,
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+    taken: &mut [bool],
+    mentions: &[Mention],
+) -> Vec<Mention> {
+    let mut out = Vec::new();
+    let text_column = |c: usize| index.columns[c].class == super::TypeClass::Text;
+    // The column a mention names, with the other text columns it could name as well (its
+    // ties are settled later, in context, as the mention's own are).
+    let columns_of = |m: &Mention, c: usize| -> Vec<(usize, u32)> {
+        let mut out = vec![(c, m.score)];
+        for (t, score) in &m.alternatives {
+            if let Target::Column(a) = t
+                && *a != c
+                && text_column(*a)
+            {
+                out.push((*a, *score));
+            }
+        }
+        out
+    };
+    let ending_at = |k: usize| mentions.iter().find(|m| m.end == k);
+    let mut i = 0;
+    while i < tokens.len() {
+        // A bound literal: what precedes it, over binder words, names its column.
+        let mut k = i;
+        while k > 0 && i - k < 3 && tokens[k - 1].is_any(BINDERS) {
+            k -= 1;
+        }
+        let gap = &tokens[k..i];
+        let before = ending_at(k);
+        let naming = gap.iter().any(|t| t.is_any(NAMING));
+        let bound = before.and_then(|m| match m.target {
+            Target::Column(c) if text_column(c) => Some((m.end, columns_of(m, c))),
+            Target::Table(t) if naming => {
+                name_column(index, t).map(|c| (m.end, vec![(c, m.score)]))
+            }
+            _ => None,
+        });
+        if let Some(m) = number_value(tokens, used, taken, i, index, mentions, k, before) {
+            taken[m.start..m.end].iter_mut().for_each(|t| *t = true);
+            out.push(m);
+            i += 1;
+            continue;
+        }
+        let Some(j) = literal_end(text, tokens, used, taken, i, bound.is_some()) else {
+            i += 1;
+            continue;
+        };
+        let quoted = tokens[i].kind == TokenKind::Quoted;
+        // "containing the substring 'Miss'": the value holds the literal.
+        let contains = containing_before(tokens, i);
+        let found = if let Some(p) = contains {
+            let mut q = p;
+            while q > 0
+                && p - q < 3
+                && (tokens[q - 1].is_any(BINDERS)
+                    || tokens[q - 1].is_any(&["that", "which", "whose"]))
+            {
+                q -= 1;
+            }
+            ending_at(q)
+                .and_then(|m| match m.target {
+                    Target::Column(c) if text_column(c) => Some(columns_of(m, c)),
+                    Target::Table(t) => index
+                        .label_column(t)
+                        .filter(|c| text_column(*c))
+                        .map(|c| vec![(c, m.score)]),
+                    _ => None,
+                })
+                .map(|c| (p, c, false))
+        } else if let Some((start, c)) = bound {
+            Some((start, c, true))
+        } else if quoted {
+            // "the 'Herbs' category", "'Shanghai' city": a column (or a table, by its
+            // label) named right after a quoted literal.
+            mentions
+                .iter()
+                .find(|m| m.start == j)
+                .and_then(|m| match m.target {
+                    Target::Column(c) if text_column(c) => Some(columns_of(m, c)),
+                    Target::Table(t) => index
+                        .label_column(t)
+                        .filter(|c| text_column(*c))
+                        .map(|c| vec![(c, m.score)]),
+                    _ => None,
+                })
+                .map(|c| (i, c, true))
+        } else {
+            None
+        };
+        let Some((start, columns, exact)) = found else {
+            i = j;
+            continue;
+        };
+        if taken[start..i].iter().any(|t| *t) {
+            i = j;
+            continue;
+        }
+        let value = if quoted {
+            tokens[i].raw.clone()
+        } else {
+            source_text(text, tokens, i, j)
+        };
+        taken[start..j].iter_mut().for_each(|t| *t = true);
+        let cands = columns
+            .into_iter()
+            .map(|(column, score)| {
+                (
+                    Target::Value {
+                        column,
+                        values: if exact {
+                            vec![Value::String(value.clone())]
+                        } else {
+                            Vec::new()
+                        },
+                        exact,
+                        word: if exact { String::new() } else { value.clone() },
+                    },
+                    score,
+                )
+            })
+            .collect();
+        out.push(pending(start, j, cands));
+        i = j;
+    }
+    out
+}
+
+/// "the document with id 3", "grade 5", "courses with 1 credit": a number right after a
+/// numeric column (over binder words), or right before one after "with", "has" or
+/// "have", is that column's value. Numbers a cue reads (comparisons, limits, dates) are
+/// not.
+#[allow(clippy::too_many_arguments)]
+fn number_value(
+    tokens: &[Token],
+    used: &[bool],
+    taken: &[bool],
+    i: usize,
+    index: &SchemaIndex,
+    mentions: &[Mention],
+    k: usize,
+    before: Option<&Mention>,
+) -> Option<Mention> {
+    let t = &tokens[i];
+    let x = t.number().filter(|_| !used[i] && !taken[i])?;
+    let numeric = |c: usize| index.columns[c].class == super::TypeClass::Numeric;
+    let value = serde_json::Number::from_f64(x).map(|n| {
+        if x.fract() == 0.0 && x.abs() < 1e15 {
+            #[allow(clippy::cast_possible_truncation)]
+            Value::from(x as i64)
+        } else {
+            Value::Number(n)
+        }
+    })?;
+    let target = |column: usize| Target::Value {
+        column,
+        values: vec![value.clone()],
+        exact: true,
+        word: String::new(),
+    };
+    if let Some(m) = before
+        && let Target::Column(c) = m.target
+        && numeric(c)
+        && taken[k..i].iter().all(|t| !*t)
+    {
+        return Some(pending(m.end, i + 1, vec![(target(c), 20)]));
+    }
+    let after = mentions.iter().find(|m| m.start == i + 1)?;
+    let Target::Column(c) = after.target else {
+        return None;
+    };
+    (numeric(c) && i > 0 && tokens[i - 1].is_any(&["with", "has", "have", "had"]))
+        .then(|| pending(i, i + 1, vec![(target(c), 20)]))
+}
+
+/// The column a table's rows are named by ("the product named 'flax'"): its label when
+/// that is a text column called a name, or its title when no column of the table is a
+/// name ("the employee named …" is not the employee's job title).
+fn name_column(index: &SchemaIndex, table: usize) -> Option<usize> {
+    let c = index.label_column(table)?;
+    let col = &index.columns[c];
+    let named = |name: &str| name.to_lowercase().contains("name");
+    let no_names = !index.tables[table]
+        .columns
+        .iter()
+        .any(|k| named(&index.columns[*k].name));
+    (col.class == super::TypeClass::Text
+        && (named(&col.name) || (col.name.eq_ignore_ascii_case("title") && no_names)))
+        .then_some(c)
+}
+
+/// The word that makes the literal at `i` a part of a value ("containing the substring
+/// 'Miss'", "names that include 'a'"), within four words before it.
+fn containing_before(tokens: &[Token], i: usize) -> Option<usize> {
+    (i.saturating_sub(4)..i).find(|&p| tokens[p].is_any(CONTAINING))
+}
+
+/// The source text between the end of token `a` and the start of token `b`.
+fn text_between<'t>(tokens: &[Token], a: usize, b: usize, text: &'t str) -> &'t str {
+    let (from, to) = (tokens[a].pos.1, tokens[b].pos.0);
+    let start = text.char_indices().nth(from).map_or(text.len(), |(i, _)| i);
+    let end = text.char_indices().nth(to).map_or(text.len(), |(i, _)| i);
+    text.get(start..end.max(start)).unwrap_or("")
 }

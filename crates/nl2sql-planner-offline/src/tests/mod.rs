@@ -11,6 +11,7 @@ mod coverage;
 mod cross_source;
 mod distinct;
 mod frequency;
+mod literals;
 mod phrasing;
 mod readings;
 mod rules;

@@ -558,6 +558,16 @@ pub(super) fn literal_values(
         }
         out
     };
+    // The text columns a literal said of mention `m` may be a value of: the column it
+    // names, or the label of the table it names.
+    let said_of = |m: &Mention| match m.target {
+        Target::Column(c) if text_column(c) => Some(columns_of(m, c)),
+        Target::Table(t) => index
+            .label_column(t)
+            .filter(|c| text_column(*c))
+            .map(|c| vec![(c, m.score)]),
+        _ => None,
+    };
     let ending_at = |k: usize| mentions.iter().find(|m| m.end == k);
     let mut i = 0;
     while i < tokens.len() {
@@ -598,16 +608,7 @@ pub(super) fn literal_values(
             {
                 q -= 1;
             }
-            ending_at(q)
-                .and_then(|m| match m.target {
-                    Target::Column(c) if text_column(c) => Some(columns_of(m, c)),
-                    Target::Table(t) => index
-                        .label_column(t)
-                        .filter(|c| text_column(*c))
-                        .map(|c| vec![(c, m.score)]),
-                    _ => None,
-                })
-                .map(|c| (p, c, false))
+            ending_at(q).and_then(said_of).map(|c| (p, c, false))
         } else if let Some((start, c)) = bound {
             Some((start, c, true))
         } else if quoted {
@@ -616,14 +617,7 @@ pub(super) fn literal_values(
             mentions
                 .iter()
                 .find(|m| m.start == j)
-                .and_then(|m| match m.target {
-                    Target::Column(c) if text_column(c) => Some(columns_of(m, c)),
-                    Target::Table(t) => index
-                        .label_column(t)
-                        .filter(|c| text_column(*c))
-                        .map(|c| vec![(c, m.score)]),
-                    _ => None,
-                })
+                .and_then(said_of)
                 .map(|c| (i, c, true))
         } else {
             None

@@ -354,6 +354,11 @@ fn aggregate_words(s: &Scan<'_>, i: usize) -> Option<(Agg, usize)> {
 fn aggregation(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     let tokens = s.tokens;
     let (agg, len) = aggregate_words(s, i)?;
+    // "the flight with the maximum price", "who has the minimum age": the row holding the
+    // extreme (a superlative), not the extreme itself.
+    if matches!(agg, Agg::Min | Agg::Max) && holder_before(tokens, i) {
+        return None;
+    }
     let distinct = agg == Agg::Count
         && (tokens
             .get(i + len)
@@ -621,8 +626,18 @@ fn superlative_at(tokens: &[Token], i: usize) -> Option<SuperCue> {
     })
 }
 
+/// True when "the" and a verb or preposition of having stand right before `i` ("with the
+/// maximum", "has the minimum").
+fn holder_before(tokens: &[Token], i: usize) -> bool {
+    i >= 2
+        && tokens[i - 1].is("the")
+        && tokens[i - 2].is_any(&["with", "has", "have", "had", "having"])
+}
+
 fn superlative_word(w: &str) -> Option<bool> {
     match w {
+        "maximum" | "max" | "tallest" => Some(true),
+        "minimum" | "min" | "youngest" => Some(false),
         "highest" | "largest" | "biggest" | "greatest" | "most" | "latest" | "newest"
         | "longest" | "best" | "top" | "heaviest" | "costliest" => Some(true),
         "lowest" | "smallest" | "least" | "fewest" | "earliest" | "oldest" | "shortest"

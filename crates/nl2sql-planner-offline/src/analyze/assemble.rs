@@ -241,6 +241,7 @@ impl Builder<'_> {
             RankKey::Column(c) => {
                 return self.rank_by_column(entity, c, desc, n, explicit_groups);
             }
+            RankKey::Row(c) => ranking.row_rank = Some((c, desc, n)),
             RankKey::Count(t) | RankKey::Latest(t) => {
                 let latest = matches!(key, RankKey::Latest(_));
                 return self.rank_by_count_or_time(entity, t, latest, desc, n, explicit_groups);

@@ -559,6 +559,12 @@ impl Builder<'_> {
         rank: &mut Option<(RankKey, bool, Option<i64>)>,
     ) {
         for s in &self.cues.supers {
+            // "the youngest captain", "the tallest player": the superlative names its
+            // measure (an age, a height, a weight of a table the question names).
+            if let Some((c, desc)) = self.implied_extreme(s.start) {
+                *rank = Some((RankKey::Row(c), desc, Some(1)));
+                continue;
+            }
             // An aggregation right after ("highest average downtime") is the key.
             if let Some(pos) = self
                 .cues

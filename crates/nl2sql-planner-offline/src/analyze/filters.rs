@@ -399,6 +399,28 @@ impl Builder<'_> {
             "taller" => "height",
             _ => return None,
         };
+        self.measure_named(name)
+    }
+
+    /// The measure a superlative names by itself, and whether its highest value is meant:
+    /// "youngest" the lowest age, "oldest" the highest age (only where an age is kept:
+    /// otherwise "oldest" ranks in time), "tallest" the highest height, "heaviest" and
+    /// "lightest" a weight.
+    pub(super) fn implied_extreme(&self, at: usize) -> Option<(usize, bool)> {
+        let (name, desc) = match self.tokens.get(at)?.lower.as_str() {
+            "youngest" => ("age", false),
+            "oldest" => ("age", true),
+            "tallest" => ("height", true),
+            "heaviest" => ("weight", true),
+            "lightest" => ("weight", false),
+            _ => return None,
+        };
+        self.measure_named(name).map(|c| (c, desc))
+    }
+
+    /// The numeric column of this one-word name in a table the question names (the
+    /// first such table).
+    fn measure_named(&self, name: &str) -> Option<usize> {
         self.mentions.iter().find_map(|m| {
             let t = self.table_of(m);
             self.index.tables[t].columns.iter().copied().find(|c| {

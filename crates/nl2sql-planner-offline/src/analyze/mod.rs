@@ -194,6 +194,9 @@ pub(crate) struct Unlinked {
 #[derive(Debug, Clone, PartialEq)]
 enum RankKey {
     Column(usize),
+    /// A property of each row (`youngest` is the lowest age): the rows in order, never a
+    /// group's total.
+    Row(usize),
     Count(usize),
     Measure(usize),
     /// The entity's own date column (`oldest`, `most recently`).

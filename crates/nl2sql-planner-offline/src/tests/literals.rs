@@ -12,7 +12,7 @@ use super::rules::{check, request_over};
 use super::{col, table};
 use crate::OfflinePlanner;
 
-fn gallery() -> SchemaSnapshot {
+pub(super) fn gallery() -> SchemaSnapshot {
     let mut contract = SchemaContract::new("gallery", "sqlite");
     contract.add_table(table(
         "artist",

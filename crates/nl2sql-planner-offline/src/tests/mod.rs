@@ -10,6 +10,7 @@ mod confidence;
 mod coverage;
 mod cross_source;
 mod distinct;
+mod extremes;
 mod frequency;
 mod literals;
 mod phrasing;

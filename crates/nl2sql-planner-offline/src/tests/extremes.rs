@@ -1,0 +1,37 @@
+//! The row holding an extreme: "the picture with the maximum price" ranks pictures (it is
+//! not `MAX(price)`), and a superlative that names its own measure ("the youngest
+//! artist", "the oldest artist" where an age is kept) ranks by it.
+
+use super::literals::gallery;
+use super::rules::check;
+
+#[test]
+fn with_the_maximum_ranks_the_rows() {
+    let g = gallery();
+    check(
+        &g,
+        "What is the name of the picture with the maximum price?",
+        "SELECT p.picture_name AS picture_name, p.price AS price FROM picture AS p ORDER BY p.price DESC LIMIT 1",
+    );
+    // Asked plainly, the maximum is still the extreme value.
+    check(
+        &g,
+        "What is the maximum price of a picture?",
+        "SELECT MAX(p.price) AS max_price FROM picture AS p LIMIT 10000",
+    );
+}
+
+#[test]
+fn youngest_and_oldest_rank_by_an_age() {
+    let g = gallery();
+    check(
+        &g,
+        "What is the last name of the youngest artist?",
+        "SELECT a.last_name AS last_name, a.age AS age FROM artist AS a ORDER BY a.age LIMIT 1",
+    );
+    check(
+        &g,
+        "What is the last name of the oldest artist?",
+        "SELECT a.last_name AS last_name, a.age AS age FROM artist AS a ORDER BY a.age DESC LIMIT 1",
+    );
+}

@@ -1,7 +1,8 @@
 //! Value grounding through the real binary: a plan whose string names a value in another
 //! spelling runs with the stored spelling; one that names no value is refused with the
 //! nearest ones. The plans come from a recorded run whose plan is then edited, replayed
-//! with `--planner replay` (the planner a user could have: one that misspells).
+//! with `--planner replay` (the planner a user could have: one that misspells); and a
+//! literal the question quotes, read by the offline planner, goes through the same check.
 
 #![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
 
@@ -158,6 +159,45 @@ fn a_misspelt_value_is_respelt_as_stored_or_refused_with_the_nearest_values() {
         message.starts_with(
             "The value 'Widget Alfa' is not in products.name (products.name holds more distinct values than are read whole; none equals it, case ignored)"
         ),
+        "{message}"
+    );
+}
+
+/// A literal the question itself quotes, in a spelling the data does not use, is read as
+/// the value of the column it is said of and respelt as stored; one the column does not
+/// hold is refused, naming the values it does hold (the offline planner, no replay).
+#[test]
+fn a_quoted_literal_in_the_question_is_grounded_or_refused() {
+    let dir = temp_dir("quoted-literal");
+    let answered = ask(
+        &dir,
+        &["What is the name of the machine whose serial number is \"sn pr 002\"?"],
+        &[],
+    );
+    assert_eq!(answered["success"], true, "{answered}");
+    assert!(
+        sql(&answered).contains("m.serial_number = 'SN-PR-002'"),
+        "{}",
+        sql(&answered)
+    );
+    assert_eq!(
+        answered["rows"],
+        serde_json::json!([["Press-02"]]),
+        "{answered}"
+    );
+    assert!(
+        answered["warnings"]
+            .to_string()
+            .contains("'sn pr 002' was read as 'SN-PR-002' of machines.serial_number"),
+        "{answered}"
+    );
+
+    let refused = ask(&dir, &["Which machine has serial number 'SN-XX-999'?"], &[]);
+    assert_eq!(refused["success"], false, "{refused}");
+    assert!(refused["rows"].is_null(), "{refused}");
+    let message = refused["errors"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("'SN-XX-999'") && message.contains("SN-PR-002"),
         "{message}"
     );
 }

@@ -2,8 +2,8 @@
 
 /// `impl DatasourceAdapter for $ty` with the given `execute` (and any other items) and
 /// every other method forwarded to `self.inner`: for test adapters that wrap a real one
-/// and change only how statements execute. With `own schema_snapshot`, the items also
-/// give `schema_snapshot`.
+/// and change only how statements execute. With `own schema_snapshot`, `own dry_run` or
+/// `own schema_snapshot dry_run`, the items also give those methods.
 macro_rules! wrapping_adapter {
     ($ty:ty { $($items:tt)* }) => {
         wrapping_adapter!($ty, own schema_snapshot {
@@ -16,6 +16,24 @@ macro_rules! wrapping_adapter {
         });
     };
     ($ty:ty, own schema_snapshot { $($items:tt)* }) => {
+        wrapping_adapter!($ty, own schema_snapshot dry_run {
+            $($items)*
+            async fn dry_run(&self, sql: &nl2sql_validate::GuardedSql) -> nl2sql_adapter::DryRunResult {
+                self.inner.dry_run(sql).await
+            }
+        });
+    };
+    ($ty:ty, own dry_run { $($items:tt)* }) => {
+        wrapping_adapter!($ty, own schema_snapshot dry_run {
+            $($items)*
+            async fn schema_snapshot(
+                &self,
+            ) -> Result<nl2sql_state::SchemaSnapshot, nl2sql_adapter::ResultError> {
+                self.inner.schema_snapshot().await
+            }
+        });
+    };
+    ($ty:ty, own schema_snapshot dry_run { $($items:tt)* }) => {
         #[async_trait::async_trait]
         impl nl2sql_adapter::DatasourceAdapter for $ty {
             $($items)*
@@ -48,9 +66,6 @@ macro_rules! wrapping_adapter {
                 limits: nl2sql_adapter::Limits,
             ) -> nl2sql_adapter::ResultFrame {
                 self.inner.run_sql(sql, limits).await
-            }
-            async fn dry_run(&self, sql: &nl2sql_validate::GuardedSql) -> nl2sql_adapter::DryRunResult {
-                self.inner.dry_run(sql).await
             }
             async fn cost_estimate(
                 &self,

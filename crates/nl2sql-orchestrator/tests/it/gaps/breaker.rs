@@ -29,35 +29,7 @@ impl FlakyDatabase {
     }
 }
 
-#[async_trait]
-impl nl2sql_adapter::DatasourceAdapter for FlakyDatabase {
-    fn id(&self) -> &str {
-        self.inner.id()
-    }
-    fn engine_type(&self) -> &str {
-        self.inner.engine_type()
-    }
-    fn dialect(&self) -> nl2sql_state::Dialect {
-        self.inner.dialect()
-    }
-    fn capabilities(&self) -> &nl2sql_adapter::CapabilitySet {
-        self.inner.capabilities()
-    }
-    fn limits(&self) -> Limits {
-        self.inner.limits()
-    }
-    async fn test_connection(&self) -> Result<(), ResultError> {
-        self.inner.test_connection().await
-    }
-    async fn schema_snapshot(&self) -> Result<nl2sql_state::SchemaSnapshot, ResultError> {
-        self.inner.schema_snapshot().await
-    }
-    async fn schema_contract(&self) -> Result<nl2sql_state::SchemaContract, ResultError> {
-        self.inner.schema_contract().await
-    }
-    async fn run_sql(&self, sql: &nl2sql_validate::GuardedSql, limits: Limits) -> ResultFrame {
-        self.inner.run_sql(sql, limits).await
-    }
+wrapping_adapter!(FlakyDatabase, own dry_run {
     async fn dry_run(&self, sql: &nl2sql_validate::GuardedSql) -> nl2sql_adapter::DryRunResult {
         match self.call("dry_run") {
             Some(e) => nl2sql_adapter::DryRunResult {
@@ -69,21 +41,6 @@ impl nl2sql_adapter::DatasourceAdapter for FlakyDatabase {
             None => self.inner.dry_run(sql).await,
         }
     }
-    async fn cost_estimate(
-        &self,
-        sql: &nl2sql_validate::GuardedSql,
-    ) -> Result<nl2sql_adapter::CostEstimate, ResultError> {
-        self.inner.cost_estimate(sql).await
-    }
-    async fn explain(
-        &self,
-        sql: &nl2sql_validate::GuardedSql,
-    ) -> Result<nl2sql_adapter::QueryPlan, ResultError> {
-        self.inner.explain(sql).await
-    }
-    fn details(&self) -> Value {
-        self.inner.details()
-    }
     async fn execute_guarded(
         &self,
         sql: &nl2sql_validate::GuardedSql,
@@ -94,7 +51,7 @@ impl nl2sql_adapter::DatasourceAdapter for FlakyDatabase {
             None => self.inner.execute_guarded(sql, limits).await,
         }
     }
-}
+});
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gap13_the_database_breaker_opens_on_repeated_failures_and_recovers() {

@@ -358,34 +358,8 @@ fn grant_is_privileged(grant: &str) -> bool {
 }
 
 /// What runs inside one read-only transaction.
-#[derive(Clone)]
-enum Op {
-    Ping,
-    Execute {
-        sql: String,
-        limits: Limits,
-        started: Instant,
-    },
-    Explain(String),
-    Snapshot {
-        options: AdapterOptions,
-        detail: snapshot::Detail,
-    },
-}
-
-/// What an [`Op`] returns.
-enum Out {
-    Unit,
-    Frame(ResultFrame),
-    Plan(serde_json::Value),
-    Snapshot(Box<SchemaSnapshot>),
-}
-
-/// What [`run_tx`] did: the op's outcome, and whether the connection is gone.
-struct Ran {
-    out: Result<Out, ResultError>,
-    lost: bool,
-}
+type Op = nl2sql_adapter::SessionOp<snapshot::Detail>;
+use nl2sql_adapter::{Ran, SessionOut as Out};
 
 /// Runs `op` in a read-only transaction, then rolls it back. A connection that cannot
 /// roll back is gone (`lost`); the op's own outcome stands (its rows were read whole).

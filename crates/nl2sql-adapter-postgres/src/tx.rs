@@ -4,34 +4,8 @@
 use super::*;
 
 /// What runs inside one read-only transaction.
-#[derive(Clone)]
-pub(super) enum Op {
-    Ping,
-    Execute {
-        sql: String,
-        limits: Limits,
-        started: Instant,
-    },
-    Explain(String),
-    Snapshot {
-        options: AdapterOptions,
-        detail: snapshot::Detail,
-    },
-}
-
-/// What an [`Op`] returns.
-pub(super) enum Out {
-    Unit,
-    Frame(ResultFrame),
-    Plan(serde_json::Value),
-    Snapshot(Box<SchemaSnapshot>),
-}
-
-/// What [`run_tx`] did: the op's outcome, and whether the connection is gone.
-pub(super) struct Ran {
-    pub(super) out: Result<Out, ResultError>,
-    pub(super) lost: bool,
-}
+pub(super) type Op = nl2sql_adapter::SessionOp<snapshot::Detail>;
+pub(super) use nl2sql_adapter::{Ran, SessionOut as Out};
 
 /// Runs `op` in a read-only transaction, then releases session advisory locks. A
 /// connection that cannot run that last statement is gone (`lost`); the op's own

@@ -41,7 +41,7 @@ pub use dataset::{
     DatasetColumn, DatasetForeignKey, DatasetSpec, DatasetTable, DatasetType, DatasetValue,
 };
 pub use physical::{PhysicalReport, PhysicalSettings, validate_physical};
-pub use retry::{Attempt, SpawnOnDrop, retry_once_when_lost};
+pub use retry::{Attempt, Ran, SessionOp, SessionOut, SpawnOnDrop, retry_once_when_lost};
 pub use spi::{DatasourceAdapter, dialect_mismatch, shape_check};
 pub use types::{
     AdapterOptions, AdapterRequest, Capability, CapabilitySet, CostEstimate,

@@ -1,14 +1,65 @@
 //! One retry after a lost connection (adapters.md §6.2), shared by the adapters of the
 //! server engines: a statement whose pooled connection dropped before anything came back
 //! runs once more on a new connection; a second loss is the error. SQL errors are never
-//! retried (they are [`Attempt::Done`]). And the guard that stops a statement whose call
-//! was dropped ([`SpawnOnDrop`]).
+//! retried (they are [`Attempt::Done`]). The guard that stops a statement whose call was
+//! dropped ([`SpawnOnDrop`]), and what one read-only transaction runs and returns
+//! ([`SessionOp`], [`SessionOut`], [`Ran`]).
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::ResultError;
+use std::time::Instant;
+
+use nl2sql_state::SchemaSnapshot;
+
+use crate::{AdapterOptions, Limits, ResultError, ResultFrame};
+
+/// What the adapters of the server engines run inside one read-only transaction on a
+/// pooled connection; `D` is the engine's own snapshot detail level.
+#[derive(Clone)]
+pub enum SessionOp<D> {
+    /// A round trip (`SELECT 1`).
+    Ping,
+    /// A checked statement, with its limits and when the call started.
+    Execute {
+        /// The statement.
+        sql: String,
+        /// Its limits.
+        limits: Limits,
+        /// When the call started (for the frame's elapsed time).
+        started: Instant,
+    },
+    /// `EXPLAIN` of a statement.
+    Explain(String),
+    /// A schema snapshot.
+    Snapshot {
+        /// The adapter's options (schemas, samples).
+        options: AdapterOptions,
+        /// How much to read.
+        detail: D,
+    },
+}
+
+/// What a [`SessionOp`] returns.
+pub enum SessionOut {
+    /// A ping's nothing.
+    Unit,
+    /// An execution's frame.
+    Frame(ResultFrame),
+    /// An `EXPLAIN`'s plan.
+    Plan(serde_json::Value),
+    /// A snapshot.
+    Snapshot(Box<SchemaSnapshot>),
+}
+
+/// What one transaction did: the op's outcome, and whether the connection is gone.
+pub struct Ran {
+    /// The op's outcome.
+    pub out: Result<SessionOut, ResultError>,
+    /// The connection could not finish the transaction: do not reuse it.
+    pub lost: bool,
+}
 
 /// The outcome of one attempt at a statement.
 #[derive(Debug)]

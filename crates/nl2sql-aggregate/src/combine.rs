@@ -163,7 +163,7 @@ fn matches(
     right_rows: usize,
     keep_unmatched: bool,
 ) -> Result<Matches, ArrowError> {
-    let forms = KeyColumns::of_sides(&[lk, rk])?;
+    let forms = KeyColumns::of_sides(&[lk, rk], true)?;
     let [l, r] = forms.as_slice() else {
         return Err(invalid("join keys of different forms".to_owned()));
     };

@@ -50,14 +50,19 @@ fn widens_to_i64(t: &DataType) -> bool {
 pub(crate) enum KeyColumns {
     /// One integer column, widened to `i64`.
     Int(ArrayRef),
-    /// The row format of all the columns, and which rows have a null key.
+    /// The row format of all the columns, and which rows have a null key (empty unless
+    /// asked for: only a join, which leaves null keys out, reads it).
     Rows(Rows, Vec<bool>),
 }
 
 impl KeyColumns {
     /// The hashable form of the key `columns` of each side (each side's columns of the
     /// same types, in the same order): the same form for all sides, so keys compare.
-    pub(crate) fn of_sides(sides: &[&[ArrayRef]]) -> Result<Vec<KeyColumns>, ArrowError> {
+    /// `null_rows`: also flag the rows whose key has a null (for a join).
+    pub(crate) fn of_sides(
+        sides: &[&[ArrayRef]],
+        null_rows: bool,
+    ) -> Result<Vec<KeyColumns>, ArrowError> {
         let Some(first) = sides.first() else {
             return Ok(Vec::new());
         };
@@ -78,7 +83,11 @@ impl KeyColumns {
             .map(|cols| {
                 let rows = converter.convert_columns(cols)?;
                 let n = cols.first().map_or(0, |c| c.len());
-                let nulls = (0..n).map(|i| cols.iter().any(|c| c.is_null(i))).collect();
+                let nulls = if null_rows {
+                    (0..n).map(|i| cols.iter().any(|c| c.is_null(i))).collect()
+                } else {
+                    Vec::new()
+                };
                 Ok(KeyColumns::Rows(rows, nulls))
             })
             .collect()

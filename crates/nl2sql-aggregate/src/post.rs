@@ -185,7 +185,7 @@ pub(crate) fn aggregate(
         let n = keys::rows_u32(input.num_rows())?;
         (vec![0; n as usize], vec![0])
     } else {
-        let forms = KeyColumns::of_sides(&[&keys])?;
+        let forms = KeyColumns::of_sides(&[&keys], false)?;
         keys::group_ids(&forms[0], input.num_rows())?
     };
     let groups = Groups {

@@ -17,6 +17,7 @@ use super::text::{
 
 mod booleans;
 mod countries;
+mod genders;
 mod listed;
 mod names;
 mod values;
@@ -481,6 +482,7 @@ pub(crate) fn link(
     mentions.extend(values::phrasal_values(tokens, used, index, &mut taken));
     mentions.extend(booleans::booleans(tokens, used, index, &mut taken));
     mentions.extend(countries::countries(tokens, used, index, &mut taken));
+    mentions.extend(genders::genders(tokens, used, index, &mut taken));
     mentions.extend(names(tokens, used, index, &mut taken));
     mentions.extend(values_partial(tokens, used, index, &mut taken));
     mentions.extend(values::place_names(text, tokens, used, index, &mut taken));

@@ -12,6 +12,7 @@ mod cross_source;
 mod distinct;
 mod extremes;
 mod frequency;
+mod genders;
 mod literals;
 mod phrasing;
 mod readings;

@@ -1,0 +1,63 @@
+//! "female artists": a gender word is a value of a sex or gender column, spelt as the
+//! column's known values spell it; naming both genders filters nothing.
+
+use nl2sql_state::{SchemaContract, SchemaSnapshot};
+
+use nl2sql_state::ErrorCode;
+
+use super::rules::{check, describe, request_over};
+use super::{col, samples, table};
+use crate::OfflinePlanner;
+
+fn members() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("club", "sqlite");
+    contract.add_table(table(
+        "member",
+        vec![
+            col("member_id", "INTEGER", true),
+            col("full_name", "TEXT", false),
+            col("sex", "TEXT", false),
+            col("age", "INTEGER", false),
+        ],
+        vec![],
+    ));
+    let mut snapshot = SchemaSnapshot {
+        contract,
+        metadata: None,
+    };
+    describe(&mut snapshot, "member", "sex", samples(&["F", "M"]));
+    snapshot
+}
+
+#[test]
+fn a_gender_word_is_the_value_the_column_spells() {
+    let m = members();
+    check(
+        &m,
+        "What is the average age of female members?",
+        "SELECT AVG(m.age) AS avg_age FROM member AS m WHERE m.sex = 'F' LIMIT 10000",
+    );
+    check(
+        &m,
+        "How many male members are there?",
+        "SELECT COUNT(*) AS member_count FROM member AS m WHERE m.sex = 'M' LIMIT 10000",
+    );
+}
+
+#[test]
+fn both_genders_filter_nothing_and_the_strict_planner_refuses() {
+    // "for male and female members" asks about both (a grouping the rules do not
+    // read): no filter, and the words stay unplaced.
+    let m = members();
+    let question = "What is the average age of male and female members?";
+    check(
+        &m,
+        question,
+        "SELECT AVG(m.age) AS avg_age FROM member AS m LIMIT 10000",
+    );
+    let e = OfflinePlanner::new()
+        .plan_sync(&request_over(&m, question))
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    assert!(e.message.contains("'male', 'female'"), "{}", e.message);
+}

@@ -379,7 +379,10 @@ fn aggregation(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
 fn direction(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     let (desc, mut len) = direction_words(s.tokens, i)?;
     c.order_desc = Some(desc);
-    if s.w(i + len - 1) == "order" && s.w(i + len) == "of" {
+    // "in descending order of age", "ordered descending by age", "in ascending order by
+    // name": the key follows.
+    if (s.w(i + len - 1) == "order" && matches!(s.w(i + len), "of" | "by")) || s.w(i + len) == "by"
+    {
         len += 1;
         c.order_key = Some(i + len);
     }

@@ -1,6 +1,7 @@
 //! The row holding an extreme: "the picture with the maximum price" ranks pictures (it is
-//! not `MAX(price)`), and a superlative that names its own measure ("the youngest
-//! artist", "the oldest artist" where an age is kept) ranks by it.
+//! not `MAX(price)`), a superlative that names its own measure ("the youngest artist",
+//! "the oldest artist" where an age is kept) ranks by it, and "ordered descending by X"
+//! sorts by X.
 
 use super::literals::gallery;
 use super::rules::check;
@@ -33,5 +34,20 @@ fn youngest_and_oldest_rank_by_an_age() {
         &g,
         "What is the last name of the oldest artist?",
         "SELECT a.last_name AS last_name, a.age AS age FROM artist AS a ORDER BY a.age DESC LIMIT 1",
+    );
+}
+
+#[test]
+fn a_direction_then_by_names_the_sort_key() {
+    let g = gallery();
+    check(
+        &g,
+        "List the names of pictures ordered descending by price.",
+        "SELECT p.picture_name AS picture_name, p.price AS price FROM picture AS p ORDER BY p.price DESC LIMIT 10000",
+    );
+    check(
+        &g,
+        "List the names of pictures in ascending order by price.",
+        "SELECT p.picture_name AS picture_name, p.price AS price FROM picture AS p ORDER BY p.price LIMIT 10000",
     );
 }

@@ -70,6 +70,12 @@ pub fn manufacturing_db() -> PathBuf {
 /// Every file under `dir` (recursively) whose extension is `ext`; an unreadable or
 /// missing directory has none.
 pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    files_where(dir, |p| p.extension().is_some_and(|x| x == ext))
+}
+
+/// Every file under `dir` (recursively) that `keep` accepts; an unreadable or missing
+/// directory has none.
+pub fn files_where(dir: &Path, keep: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -77,7 +83,7 @@ pub fn files_with_extension(dir: &Path, ext: &str) -> Vec<PathBuf> {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.extension().is_some_and(|x| x == ext) {
+            } else if keep(&p) {
                 out.push(p);
             }
         }

@@ -2,14 +2,15 @@
 //! fixture, and the orchestrator's, over the demo): the comparison rule of
 //! `nl2sql_adapter::compare` (re-exported here), literal expected cells of corpus files,
 //! per-question expectations ([`check_expectations`]), and the files every integration
-//! test needs: [`TempDir`] ([`temp_dir`]), [`manufacturing_db`] and [`files_with_extension`].
+//! test needs: [`TempDir`] ([`temp_dir`]), [`manufacturing_db`], [`files_with_extension`]
+//! and [`files_where`].
 
 mod expect;
 mod fs;
 
 pub use expect::{Outcome, check_expectations, read_expectations};
 
-pub use fs::{TempDir, files_with_extension, manufacturing_db, temp_dir};
+pub use fs::{TempDir, files_where, files_with_extension, manufacturing_db, temp_dir};
 pub use nl2sql_adapter::compare::{
     Table, Val, cell, compare, json_val, num, show_rows, sorted, table_of, text,
 };

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::thread::JoinHandle;
 
-use nl2sql_test_support::TempDir;
+use nl2sql_test_support::{TempDir, files_where};
 use serde_json::{Value, json};
 
 use crate::support::{fixture, json, nl2sql, temp_dir};
@@ -88,18 +88,9 @@ fn setup(name: &str) -> TempDir {
 }
 
 fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.file_name().is_some_and(|n| n == name) {
-                return Some(p);
-            }
-        }
-    }
-    None
+    files_where(dir, |p| p.file_name().is_some_and(|n| n == name))
+        .into_iter()
+        .next()
 }
 
 #[test]

@@ -123,10 +123,5 @@ fn negative(token: &Token, columns: &[(usize, &[String])]) -> Option<Candidates>
 }
 
 fn bool_value(column: usize, value: bool) -> Target {
-    Target::Value {
-        column,
-        values: vec![Value::Bool(value)],
-        exact: true,
-        word: String::new(),
-    }
+    Target::known(column, Value::Bool(value))
 }

@@ -186,15 +186,7 @@ pub(super) fn countries(
             if let Some(c) = column
                 && let Some(v) = value_in(country, c, index)
             {
-                cands.push((
-                    Target::Value {
-                        column: c,
-                        values: vec![Value::String(v)],
-                        exact: true,
-                        word: String::new(),
-                    },
-                    6,
-                ));
+                cands.push((Target::known(c, Value::String(v)), 6));
             }
         }
         if cands.is_empty() {

@@ -54,15 +54,7 @@ pub(super) fn genders(
                     .then(|| v.to_owned())
             });
             if let Some(v) = known {
-                cands.push((
-                    Target::Value {
-                        column: c,
-                        values: vec![Value::String(v)],
-                        exact: true,
-                        word: String::new(),
-                    },
-                    6,
-                ));
+                cands.push((Target::known(c, Value::String(v)), 6));
             }
         }
         if cands.is_empty() {

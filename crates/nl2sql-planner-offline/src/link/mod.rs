@@ -456,6 +456,18 @@ pub(crate) struct Mention {
     pub(crate) guess: Option<Target>,
 }
 
+impl Target {
+    /// One known value of `column`, spelt out whole (`= value`).
+    pub(crate) fn known(column: usize, value: Value) -> Target {
+        Target::Value {
+            column,
+            values: vec![value],
+            exact: true,
+            word: String::new(),
+        }
+    }
+}
+
 impl Mention {
     /// The column of a column or value mention.
     pub(crate) fn column(&self) -> Option<usize> {

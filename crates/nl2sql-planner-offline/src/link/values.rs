@@ -67,15 +67,7 @@ pub(super) fn proper_nouns(
                     } else {
                         phrase.clone()
                     };
-                    cands.push((
-                        Target::Value {
-                            column: c,
-                            values: vec![Value::String(value)],
-                            exact: true,
-                            word: String::new(),
-                        },
-                        14,
-                    ));
+                    cands.push((Target::known(c, Value::String(value)), 14));
                 }
             }
         }
@@ -153,12 +145,7 @@ pub(super) fn values_exact(
                     .collect();
                 if let Some(v) = hits.first() {
                     cands.push((
-                        Target::Value {
-                            column: c,
-                            values: vec![v.clone()],
-                            exact: true,
-                            word: String::new(),
-                        },
+                        Target::known(c, v.clone()),
                         30 + u32::try_from(n).unwrap_or(0),
                     ));
                 }
@@ -319,15 +306,7 @@ pub(super) fn place_names(
                 })
             });
             if let Some(c) = place {
-                cands.push((
-                    Target::Value {
-                        column: c,
-                        values: vec![Value::String(phrase.clone())],
-                        exact: true,
-                        word: String::new(),
-                    },
-                    5,
-                ));
+                cands.push((Target::known(c, Value::String(phrase.clone())), 5));
             }
         }
         if !cands.is_empty() {
@@ -380,15 +359,7 @@ pub(super) fn named_values(
         out.push(pending(
             i,
             m.start,
-            vec![(
-                Target::Value {
-                    column: c,
-                    values: vec![Value::String(phrase)],
-                    exact: true,
-                    word: String::new(),
-                },
-                5,
-            )],
+            vec![(Target::known(c, Value::String(phrase)), 5)],
         ));
     }
     out
@@ -639,19 +610,18 @@ pub(super) fn literal_values(
         let cands = columns
             .into_iter()
             .map(|(column, score)| {
-                (
+                let target = if exact {
+                    Target::known(column, Value::String(value.clone()))
+                } else {
+                    // A part of the value: `LIKE '%word%'`.
                     Target::Value {
                         column,
-                        values: if exact {
-                            vec![Value::String(value.clone())]
-                        } else {
-                            Vec::new()
-                        },
-                        exact,
-                        word: if exact { String::new() } else { value.clone() },
-                    },
-                    score,
-                )
+                        values: Vec::new(),
+                        exact: false,
+                        word: value.clone(),
+                    }
+                };
+                (target, score)
             })
             .collect();
         out.push(pending(start, j, cands));
@@ -686,12 +656,7 @@ fn number_value(
             Value::Number(n)
         }
     })?;
-    let target = |column: usize| Target::Value {
-        column,
-        values: vec![value.clone()],
-        exact: true,
-        word: String::new(),
-    };
+    let target = |column: usize| Target::known(column, value.clone());
     if let Some(m) = before
         && let Target::Column(c) = m.target
         && numeric(c)

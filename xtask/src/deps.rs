@@ -54,7 +54,40 @@ const MAY_USE: &[(&str, MayUse)] = &[
             "adapter-duckdb",
         ]),
     ),
-    ("orchestrator", MayUse::Any),
+    (
+        "drivers",
+        MayUse::Only(&[
+            "state",
+            "adapter",
+            "adapter-sqlite",
+            "adapter-duckdb",
+            "adapter-postgres",
+            "adapter-mysql",
+            "worker",
+        ]),
+    ),
+    (
+        "demo",
+        MayUse::Only(&["state", "adapter", "adapter-sqlite", "adapter-duckdb"]),
+    ),
+    // The pipeline sees datasources only through the adapter SPI: no adapter crate, no
+    // worker (the binary's drivers are `drivers`).
+    (
+        "orchestrator",
+        MayUse::Only(&[
+            "state",
+            "plan",
+            "validate",
+            "sqlgen",
+            "adapter",
+            "artifacts",
+            "aggregate",
+            "index",
+            "planner",
+            "planner-offline",
+            "planner-llm",
+        ]),
+    ),
     (
         "server",
         MayUse::Only(&[
@@ -76,6 +109,37 @@ const TOP: &[&str] = &["cli", "bench", "tests"];
 
 /// Crates that may only be dev-dependencies.
 const DEV_ONLY: &[&str] = &["test-support"];
+
+/// The crates that link DuckDB (its bundled C++ build is most of a cold build): the DuckDB
+/// adapter and what may turn it on (the worker's `duckdb` feature, the binary's drivers,
+/// the demo).
+const DUCKDB: &[&str] = &["adapter-duckdb", "worker", "drivers", "demo"];
+
+/// The external crates that are DuckDB itself.
+const DUCKDB_BINDINGS: &[&str] = &["duckdb", "libduckdb-sys"];
+
+/// Crates whose builds, tests included, never link DuckDB: no dependency of any kind
+/// reaches a crate of [`DUCKDB`] or [`DUCKDB_BINDINGS`], directly or through the normal
+/// dependencies of the crates it uses. (Cargo unifies features across a workspace build,
+/// so a dev-dependency on the worker alone would link DuckDB into these tests.) Not here:
+/// `sqlgen`, whose tests run the generated SQL on DuckDB itself, and the crates above.
+const DUCKDB_FREE: &[&str] = &[
+    "state",
+    "plan",
+    "validate",
+    "adapter",
+    "adapter-sqlite",
+    "adapter-postgres",
+    "adapter-mysql",
+    "artifacts",
+    "aggregate",
+    "index",
+    "planner",
+    "planner-offline",
+    "planner-llm",
+    "orchestrator",
+    "server",
+];
 
 const PREFIX: &str = "nl2sql-";
 
@@ -134,7 +198,75 @@ fn check(metadata: &Value) -> anyhow::Result<Vec<String>> {
             }
         }
     }
+    violations.extend(duckdb_violations(packages));
     Ok(violations)
+}
+
+/// The crates of [`DUCKDB_FREE`] whose builds reach a crate of [`DUCKDB`], each with the
+/// path that reaches it.
+fn duckdb_violations(packages: &[Value]) -> Vec<String> {
+    // Internal crates by short name; the DuckDB bindings themselves as `=duckdb`.
+    let internal = |dep: &Value| -> Option<(String, bool)> {
+        let name = dep["name"].as_str()?;
+        let short = match name.strip_prefix(PREFIX) {
+            Some(short) => short.to_owned(),
+            None if DUCKDB_BINDINGS.contains(&name) => format!("={name}"),
+            None => return None,
+        };
+        let normal = dep["kind"].as_str().is_none_or(|k| k == "normal");
+        Some((short, normal))
+    };
+    let deps_of = |short: &str| -> Vec<(String, bool)> {
+        packages
+            .iter()
+            .find(|p| p["name"].as_str() == Some(&format!("{PREFIX}{short}")))
+            .and_then(|p| p["dependencies"].as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(internal)
+            .collect()
+    };
+    let mut violations = Vec::new();
+    for &root in DUCKDB_FREE {
+        // Breadth first: every dependency of the root, then the normal ones of each crate
+        // reached (a dependency's own dev-dependencies are not built).
+        let mut paths: Vec<Vec<String>> = deps_of(root)
+            .into_iter()
+            .map(|(name, _)| vec![root.to_owned(), name])
+            .collect();
+        let mut seen: Vec<String> = Vec::new();
+        while let Some(path) = (!paths.is_empty()).then(|| paths.remove(0)) {
+            let Some(last) = path.last().cloned() else {
+                continue;
+            };
+            if seen.contains(&last) {
+                continue;
+            }
+            seen.push(last.clone());
+            if DUCKDB.contains(&last.as_str()) || last.starts_with('=') {
+                let shown: Vec<String> = path
+                    .iter()
+                    .map(|c| match c.strip_prefix('=') {
+                        Some(external) => external.to_owned(),
+                        None => format!("{PREFIX}{c}"),
+                    })
+                    .collect();
+                violations.push(format!(
+                    "{PREFIX}{root}: its builds link DuckDB ({}); use a driver without DuckDB",
+                    shown.join(" -> ")
+                ));
+                break;
+            }
+            for (next, normal) in deps_of(&last) {
+                if normal {
+                    let mut longer = path.clone();
+                    longer.push(next);
+                    paths.push(longer);
+                }
+            }
+        }
+    }
+    violations
 }
 
 /// The table entry for a short crate name.

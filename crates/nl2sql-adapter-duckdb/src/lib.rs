@@ -16,6 +16,7 @@
 //! stop reading early. The statement timeout interrupts the query
 //! (`EXECUTION_TIMEOUT`). Work runs on tokio's blocking pool.
 
+mod driver;
 mod snapshot;
 mod write;
 
@@ -37,6 +38,7 @@ use nl2sql_adapter::{
 use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
 use nl2sql_validate::GuardedSql;
 
+pub use driver::DuckDbDriver;
 pub use write::write_database;
 
 /// A DuckDB database file behind the adapter SPI.

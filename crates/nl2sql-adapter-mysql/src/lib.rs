@@ -24,7 +24,10 @@
 //! Connecting is bounded by the connect timeout: a dead server is `SERVICE_UNAVAILABLE`.
 
 mod decode;
+mod driver;
 mod snapshot;
+
+pub use driver::MySqlDriver;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};

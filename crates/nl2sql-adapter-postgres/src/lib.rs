@@ -25,9 +25,11 @@
 //! bounded by the connect timeout: a dead server is `SERVICE_UNAVAILABLE`, never a hang.
 
 mod decode;
+mod driver;
 mod snapshot;
 mod tx;
 
+pub use driver::PostgresDriver;
 use tx::*;
 pub use tx::{ENGINE_TEMP_FILE_LIMIT, ENGINE_WORK_MEM};
 

@@ -37,12 +37,14 @@ use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, InterruptHandle, OpenFlags};
 
+mod driver;
 mod snapshot;
 mod write;
 
 #[cfg(test)]
 mod tests;
 
+pub use driver::SqliteDriver;
 pub use write::write_database;
 
 use snapshot::{Detail, StatsBudget, snapshot_on};

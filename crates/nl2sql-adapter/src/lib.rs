@@ -12,6 +12,9 @@
 //! only with the `conformance` feature, which only tests turn on. Every statement an
 //! adapter takes is a `nl2sql_validate::GuardedSql`.
 //!
+//! [`Driver`] is what opens a configured datasource of one engine (each adapter crate
+//! exports one); a [`Drivers`] set is what the datasource registry opens datasources with.
+//!
 //! This crate links no database driver.
 
 mod breaker;
@@ -22,6 +25,7 @@ pub mod conformance;
 pub mod dataset;
 #[cfg(any(test, feature = "conformance"))]
 pub mod differential;
+mod driver;
 pub mod fixture;
 pub mod introspect;
 pub mod json_plan;
@@ -40,6 +44,7 @@ pub use collect::{Cell, ColumnKind, Push, ResultBuilder};
 pub use dataset::{
     DatasetColumn, DatasetForeignKey, DatasetSpec, DatasetTable, DatasetType, DatasetValue,
 };
+pub use driver::{AdapterInfo, ConnectRequest, Driver, Drivers, ProcessDriver, WorkerCommand};
 pub use physical::{PhysicalReport, PhysicalSettings, validate_physical};
 pub use retry::{Attempt, Ran, SessionOp, SessionOut, SpawnOnDrop, retry_once_when_lost};
 pub use spi::{DatasourceAdapter, dialect_mismatch, shape_check};

@@ -299,7 +299,7 @@ pub(crate) fn open_engine_parts(
 pub(crate) fn today_for(given: Option<&String>, demo: bool) -> Option<String> {
     given
         .cloned()
-        .or_else(|| demo.then(|| nl2sql_orchestrator::demo::TODAY.to_owned()))
+        .or_else(|| demo.then(|| nl2sql_demo::TODAY.to_owned()))
 }
 
 /// A run's question, caller and source, stored beside its log for `runs replay`.
@@ -341,7 +341,7 @@ pub(crate) fn load_source(args: &SourceArgs, data_dir: &Path) -> anyhow::Result<
     let config = demo_dir.join("nl2sql.toml");
     if !config.is_file() {
         eprintln!("creating the demo datasets in {} …", demo_dir.display());
-        let layout = nl2sql_orchestrator::demo::create_demo(&demo_dir)
+        let layout = nl2sql_demo::create_demo(&demo_dir)
             .map_err(|e| anyhow::anyhow!("cannot create the demo: {e}"))?;
         for db in &layout.databases {
             let rows: u64 = db.tables.iter().map(|(_, n)| n).sum();

@@ -70,6 +70,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
             ..EngineOptions::default()
         },
         only: Some(only.clone()),
+        drivers: nl2sql_drivers::compiled(),
     };
     eprintln!(
         "benchmarking planner {label} on {} question{} of {}",

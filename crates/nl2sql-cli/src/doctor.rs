@@ -152,7 +152,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
 /// its datasources could be read.
 fn check_config(args: &SourceArgs, data_dir: &Path, report: &mut Report) -> Option<Source> {
     if let Some(url) = &args.db {
-        let registry = DatasourceRegistry::ad_hoc(url)
+        let registry = DatasourceRegistry::ad_hoc(url, nl2sql_drivers::compiled())
             .map_err(anyhow::Error::from)
             .and_then(|r| Ok(r.with_env(process_env)?));
         return match registry {

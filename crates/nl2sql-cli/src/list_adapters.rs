@@ -15,7 +15,7 @@ pub(crate) struct Args {
 
 /// Prints the compiled-in adapters; always exit 0.
 pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
-    let adapters: Vec<Value> = nl2sql_orchestrator::compiled_adapters()
+    let adapters: Vec<Value> = nl2sql_drivers::compiled_adapters()
         .iter()
         .map(|a| {
             json!({

@@ -113,7 +113,13 @@ fn load_source(source: &SourceArgs) -> anyhow::Result<(Option<Source>, Option<Pa
         artifacts: None,
     };
     if let Some(url) = &source.db {
-        return Ok((Some(of(DatasourceRegistry::ad_hoc(url)?)), None));
+        return Ok((
+            Some(of(DatasourceRegistry::ad_hoc(
+                url,
+                nl2sql_drivers::compiled(),
+            )?)),
+            None,
+        ));
     }
     let Some(path) = source.config_path()? else {
         return Ok((None, None));

@@ -37,7 +37,7 @@ pub(crate) fn demo(args: &DemoArgs) -> anyhow::Result<u8> {
         .dir
         .clone()
         .unwrap_or_else(|| data_dir(args.data_dir.as_ref()).join("demo"));
-    let layout = nl2sql_orchestrator::demo::create_demo(&dir)
+    let layout = nl2sql_demo::create_demo(&dir)
         .map_err(|e| anyhow::anyhow!("cannot create the demo: {e}"))?;
     println!("demo created in {}", layout.dir.display());
     for db in &layout.databases {

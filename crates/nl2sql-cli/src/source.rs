@@ -65,7 +65,8 @@ impl SourceArgs {
             }
         };
         if let Some(url) = &self.db {
-            let registry = DatasourceRegistry::ad_hoc(url)?.with_env(process_env)?;
+            let registry = DatasourceRegistry::ad_hoc(url, nl2sql_drivers::compiled())?
+                .with_env(process_env)?;
             let docs = match &questions_override {
                 Some(path) => {
                     let mut file = ConfigFile::from_toml_str("version = 1")?;
@@ -135,9 +136,11 @@ pub(crate) fn registry_of(
     base: &Path,
     path: &Path,
 ) -> anyhow::Result<DatasourceRegistry> {
-    Ok(DatasourceRegistry::from_config(file, base, &EnvSecrets)
-        .with_context(|| format!("invalid configuration file '{}'", path.display()))?
-        .with_env(process_env)?)
+    Ok(
+        DatasourceRegistry::from_config(file, base, &EnvSecrets, nl2sql_drivers::compiled())
+            .with_context(|| format!("invalid configuration file '{}'", path.display()))?
+            .with_env(process_env)?,
+    )
 }
 
 /// Reads and parses a policy file.

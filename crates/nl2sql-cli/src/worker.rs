@@ -15,17 +15,17 @@ pub(crate) struct Args {
 
 /// Serves until stdin closes: exit 0; bad arguments are a usage error (exit 2).
 pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
-    let worker = match nl2sql_worker::WorkerArgs::parse(args.args.iter().cloned()) {
+    let worker = match nl2sql_drivers::worker::WorkerArgs::parse(args.args.iter().cloned()) {
         Ok(worker) => worker,
         Err(message) => {
-            eprintln!("error: {message}\n{}", nl2sql_worker::USAGE);
+            eprintln!("error: {message}\n{}", nl2sql_drivers::worker::USAGE);
             return Ok(2);
         }
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let outcome = runtime.block_on(nl2sql_worker::run_worker(&worker));
+    let outcome = runtime.block_on(nl2sql_drivers::worker::run_worker(&worker));
     // A read of stdin may still be pending on the blocking pool: do not wait for it.
     runtime.shutdown_background();
     outcome?;

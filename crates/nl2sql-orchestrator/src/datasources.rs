@@ -1,6 +1,9 @@
 //! The datasource registry (spec: adapters.md §1): configured datasources by id, each with
-//! its adapter (connected lazily, once) and its circuit breaker. A library user may also
-//! register an adapter they built themselves ([`DatasourceRegistry::with_adapter`]).
+//! its adapter (connected lazily, once, through the registry's [`Drivers`]) and its circuit
+//! breaker. A library user may also register an adapter they built themselves
+//! ([`DatasourceRegistry::with_adapter`]). Which engines a build can open is not this
+//! crate's business: the caller passes the drivers (the `nl2sql` binary's come from
+//! `nl2sql-drivers`, one cargo feature per engine).
 //!
 //! The registry's settings (spec: config-and-security.md §2) come from the environment
 //! through [`DatasourceRegistry::with_env`]: the limits of datasources that set none
@@ -14,9 +17,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use nl2sql_adapter::{
-    AdapterOptions, BreakerConfig, CircuitBreaker, DEFAULT_MAX_BYTES, DEFAULT_ROW_LIMIT,
-    DEFAULT_STATEMENT_TIMEOUT_MS, DatasourceAdapter, DatasourceBreaker as _, Limits,
-    PermitOutcome as _, ResultError, ResultErrorCode,
+    AdapterOptions, BreakerConfig, CircuitBreaker, ConnectRequest, DEFAULT_MAX_BYTES,
+    DEFAULT_ROW_LIMIT, DEFAULT_STATEMENT_TIMEOUT_MS, DatasourceAdapter, DatasourceBreaker as _,
+    Drivers, Limits, PermitOutcome as _, ResultError, ResultErrorCode, WorkerCommand,
 };
 use nl2sql_state::{
     ConfigError, ConfigFile, DatasourceConfig, Dialect, Engine, Isolation, Secret, SecretSource,
@@ -42,6 +45,8 @@ pub struct DatasourceRegistry {
     worker_command: Option<WorkerCommand>,
     /// The settings of each datasource's circuit breaker.
     breaker_config: BreakerConfig,
+    /// What opens the configured datasources.
+    drivers: Drivers,
 }
 
 impl std::fmt::Debug for DatasourceRegistry {
@@ -50,41 +55,40 @@ impl std::fmt::Debug for DatasourceRegistry {
             .field("base_dir", &self.base_dir)
             .field("ids", &self.entries.keys().collect::<Vec<_>>())
             .field("adapter_options", &self.adapter_options)
+            .field("drivers", &self.drivers)
             .finish()
     }
 }
 
 impl DatasourceRegistry {
-    /// A registry of every datasource of `file`, secrets resolved from `secrets`.
-    /// Relative file paths in URLs are taken relative to `base_dir` (the configuration
-    /// file's directory).
+    /// A registry of every datasource of `file`, secrets resolved from `secrets`, opened
+    /// with `drivers`. Relative file paths in URLs are taken relative to `base_dir` (the
+    /// configuration file's directory).
     pub fn from_config(
         file: &ConfigFile,
         base_dir: &Path,
         secrets: &dyn SecretSource,
+        drivers: Drivers,
     ) -> Result<Self, ConfigError> {
-        let mut registry = DatasourceRegistry {
-            base_dir: base_dir.to_path_buf(),
-            entries: BTreeMap::new(),
-            adapter_options: AdapterOptions::default(),
-            worker_command: None,
-            breaker_config: BreakerConfig::default(),
-        };
+        let mut registry = DatasourceRegistry::empty().with_drivers(drivers);
+        registry.base_dir = base_dir.to_path_buf();
         for config in file.resolve(secrets)? {
             registry.insert(config);
         }
         Ok(registry)
     }
 
-    /// A registry of the one ad-hoc datasource of `--db URL`, with default limits;
-    /// relative paths are taken relative to the current directory.
-    pub fn ad_hoc(url: &str) -> Result<Self, ConfigError> {
-        let mut registry = DatasourceRegistry::empty();
+    /// A registry of the one ad-hoc datasource of `--db URL`, with default limits, opened
+    /// with `drivers`; relative paths are taken relative to the current directory.
+    pub fn ad_hoc(url: &str, drivers: Drivers) -> Result<Self, ConfigError> {
+        let mut registry = DatasourceRegistry::empty().with_drivers(drivers);
         registry.insert(DatasourceConfig::ad_hoc(url)?);
         Ok(registry)
     }
 
-    /// A registry with no datasource (add adapters with [`DatasourceRegistry::with_adapter`]).
+    /// A registry with no datasource and no driver (add adapters with
+    /// [`DatasourceRegistry::with_adapter`], drivers with
+    /// [`DatasourceRegistry::with_drivers`]).
     pub fn empty() -> Self {
         DatasourceRegistry {
             base_dir: PathBuf::from("."),
@@ -92,7 +96,27 @@ impl DatasourceRegistry {
             adapter_options: AdapterOptions::default(),
             worker_command: None,
             breaker_config: BreakerConfig::default(),
+            drivers: Drivers::none(),
         }
+    }
+
+    /// The same registry opening its configured datasources with `drivers` (adapters
+    /// already created are kept).
+    #[must_use]
+    pub fn with_drivers(mut self, drivers: Drivers) -> Self {
+        self.drivers = drivers;
+        self
+    }
+
+    /// The drivers the registry opens datasources with.
+    pub fn drivers(&self) -> &Drivers {
+        &self.drivers
+    }
+
+    /// Registers the configured datasource `config` (replacing a datasource of that id);
+    /// it is connected on first use.
+    pub fn insert(&mut self, config: DatasourceConfig) {
+        self.insert_with(config, OnceCell::new());
     }
 
     /// The same registry with `adapter`, already built, registered under `adapter.id()`
@@ -126,10 +150,6 @@ impl DatasourceRegistry {
     pub fn insert_adapter(&mut self, adapter: Arc<dyn DatasourceAdapter>) {
         let config = config_of_adapter(adapter.as_ref());
         self.insert_with(config, OnceCell::new_with(Some(adapter)));
-    }
-
-    pub(crate) fn insert(&mut self, config: DatasourceConfig) {
-        self.insert_with(config, OnceCell::new());
     }
 
     fn insert_with(
@@ -270,21 +290,66 @@ impl DatasourceRegistry {
             .get_or_try_init(|| async {
                 let permit = entry.breaker.enter()?;
                 let made = if entry.config.isolation == Isolation::Process {
-                    connect_worker(
-                        &entry.config,
-                        &self.base_dir,
-                        self.adapter_options,
-                        self.worker_command.as_ref(),
-                    )
-                    .await
+                    self.connect_worker(&entry.config).await
                 } else {
-                    connect_configured(&entry.config, &self.base_dir, self.adapter_options).await
+                    self.connect_fresh_config(&entry.config).await
                 };
                 permit.settle(made.as_ref().err());
                 made.map_err(|e| e.at("connect", id))
             })
             .await
             .cloned()
+    }
+}
+
+impl DatasourceRegistry {
+    /// A new adapter of `id`, not the registry's shared one, opened in this process with
+    /// the registry's drivers and adapter options (the readiness probe: a pooled handle
+    /// can outlive the database it was opened on). The caller drops it when done.
+    pub async fn connect_fresh(&self, id: &str) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
+        let entry = self.entry(id).map_err(|e| {
+            ResultError::new(ResultErrorCode::ServiceUnavailable, e.to_string()).at("connect", id)
+        })?;
+        self.connect_fresh_config(&entry.config).await
+    }
+
+    async fn connect_fresh_config(
+        &self,
+        config: &DatasourceConfig,
+    ) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
+        let url = effective_url(config, &self.base_dir);
+        self.drivers.connect(&self.request(config, &url)).await
+    }
+
+    /// The adapter of an `isolation = "process"` datasource: worker processes run by the
+    /// registry's worker command (default: this executable's `worker` subcommand).
+    async fn connect_worker(
+        &self,
+        config: &DatasourceConfig,
+    ) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
+        let command = match &self.worker_command {
+            Some(c) => c.clone(),
+            None => WorkerCommand::this_executable().map_err(|e| {
+                ResultError::new(
+                    ResultErrorCode::ServiceUnavailable,
+                    format!("cannot find this executable to run as the worker: {e}"),
+                )
+            })?,
+        };
+        let url = effective_url(config, &self.base_dir);
+        self.drivers
+            .connect_process(&self.request(config, &url), &command)
+            .await
+    }
+
+    fn request<'a>(&self, config: &'a DatasourceConfig, url: &'a str) -> ConnectRequest<'a> {
+        ConnectRequest {
+            id: &config.id,
+            engine: config.engine,
+            url,
+            limits: limits_of(config),
+            options: self.adapter_options,
+        }
     }
 }
 
@@ -335,95 +400,6 @@ pub fn default_limits_from(
 /// The environment variable naming the worker program of `isolation = "process"`
 /// datasources (default: this executable's `worker` subcommand).
 pub const WORKER_PROGRAM_VAR: &str = "NL2SQL_WORKER_PROGRAM";
-
-/// The program (and its leading arguments) that runs a worker process of a datasource
-/// with `isolation = "process"`; the worker arguments follow them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorkerCommand {
-    /// The executable.
-    pub program: PathBuf,
-    /// Arguments before the worker arguments (`["worker"]` for `nl2sql worker`).
-    pub args: Vec<String>,
-}
-
-impl WorkerCommand {
-    /// `program` with no leading argument (e.g. the `nl2sql-worker` binary).
-    pub fn new(program: impl Into<PathBuf>) -> Self {
-        WorkerCommand {
-            program: program.into(),
-            args: Vec::new(),
-        }
-    }
-
-    /// This executable's `worker` subcommand (`nl2sql worker …`): the default, right for
-    /// the `nl2sql` binary; a library user running process isolation sets their own.
-    pub fn this_executable() -> std::io::Result<Self> {
-        Ok(WorkerCommand {
-            program: std::env::current_exe()?,
-            args: vec!["worker".to_owned()],
-        })
-    }
-}
-
-/// The adapter of an `isolation = "process"` datasource: a pool of worker processes
-/// (`nl2sql_worker::ProcessAdapter`) each serving the datasource over the worker
-/// protocol, with the datasource's limits and the registry's adapter `options`. The first
-/// one is started here, so a worker that cannot start or open its database fails the
-/// connection.
-#[cfg(feature = "sqlite")]
-async fn connect_worker(
-    config: &DatasourceConfig,
-    base_dir: &Path,
-    options: AdapterOptions,
-    command: Option<&WorkerCommand>,
-) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
-    let unavailable = |m: String| ResultError::new(ResultErrorCode::ServiceUnavailable, m);
-    let command = match command {
-        Some(c) => c.clone(),
-        None => WorkerCommand::this_executable().map_err(|e| {
-            unavailable(format!(
-                "cannot find this executable to run as the worker: {e}"
-            ))
-        })?,
-    };
-    if config.engine.is_server() {
-        return Err(unavailable(format!(
-            "isolation = \"process\" runs only the embedded engines (sqlite, duckdb), not {}",
-            config.engine
-        )));
-    }
-    let args = nl2sql_worker::WorkerArgs {
-        engine: config.engine,
-        id: config.id.clone(),
-        url: effective_url(config, base_dir),
-        limits: limits_of(config),
-        options,
-    };
-    let mut process = std::process::Command::new(&command.program);
-    process.args(&command.args).args(args.to_args());
-    let adapter =
-        nl2sql_worker::ProcessAdapter::spawn(process, nl2sql_worker::WorkerOptions::default())
-            .await?;
-    Ok(Arc::new(adapter))
-}
-
-/// Without the `sqlite` feature there is no worker crate: process isolation is
-/// unavailable.
-#[cfg(not(feature = "sqlite"))]
-async fn connect_worker(
-    config: &DatasourceConfig,
-    _base_dir: &Path,
-    _options: AdapterOptions,
-    _command: Option<&WorkerCommand>,
-) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
-    Err(ResultError::new(
-        ResultErrorCode::ServiceUnavailable,
-        format!(
-            "datasource '{}': this build of nl2sql has no worker processes (cargo feature 'sqlite')",
-            config.id
-        ),
-    ))
-}
 
 /// The environment variables of the adapter options (spec: config-and-security.md §2,
 /// "New in Rust"): connect timeout, snapshot statistics budget, statistics sample size.
@@ -522,64 +498,4 @@ fn percent_encode(s: &str) -> String {
         }
     }
     out
-}
-
-/// Creates the adapter of `config` (the compile-time registry: one cargo feature per
-/// engine) with the default adapter options. An engine whose feature is off is
-/// `SERVICE_UNAVAILABLE` with a message saying so.
-pub async fn connect(
-    config: &DatasourceConfig,
-    base_dir: &Path,
-) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
-    connect_configured(config, base_dir, AdapterOptions::default()).await
-}
-
-/// [`connect`] with `options` (`CONNECT_TIMEOUT_MS`, `SCHEMA_STATS_TIMEOUT_MS`,
-/// `SCHEMA_STATS_SAMPLE_ROWS`, parsed by [`DatasourceRegistry::with_env`]): the single
-/// place where the adapter options reach the adapters.
-async fn connect_configured(
-    config: &DatasourceConfig,
-    base_dir: &Path,
-    options: AdapterOptions,
-) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
-    let url = effective_url(config, base_dir);
-    let limits = limits_of(config);
-    let id = config.id.as_str();
-    match config.engine {
-        #[cfg(feature = "sqlite")]
-        Engine::Sqlite => {
-            let adapter = nl2sql_adapter_sqlite::SqliteAdapter::from_url_with_options(
-                id, &url, limits, options,
-            )?;
-            Ok(Arc::new(adapter))
-        }
-        #[cfg(feature = "duckdb")]
-        Engine::Duckdb => {
-            let adapter = nl2sql_adapter_duckdb::DuckDbAdapter::from_url_with_options(
-                id, &url, limits, options,
-            )?;
-            Ok(Arc::new(adapter))
-        }
-        #[cfg(feature = "postgres")]
-        Engine::Postgres => {
-            let adapter = nl2sql_adapter_postgres::PostgresAdapter::from_url_with_options(
-                id, &url, limits, options,
-            )
-            .await?;
-            Ok(Arc::new(adapter))
-        }
-        #[cfg(feature = "mysql")]
-        Engine::Mysql => {
-            let adapter = nl2sql_adapter_mysql::MySqlAdapter::from_url_with_options(
-                id, &url, limits, options,
-            )
-            .await?;
-            Ok(Arc::new(adapter))
-        }
-        #[allow(unreachable_patterns)] // reason: reachable when an engine's feature is off
-        engine => Err(ResultError::new(
-            ResultErrorCode::ServiceUnavailable,
-            format!("this build of nl2sql has no {engine} adapter (cargo feature '{engine}')"),
-        )),
-    }
 }

@@ -3,27 +3,26 @@
 //! through the SQL agent (retrieve tables, plan, logical validation, SQL generation,
 //! physical validation, sandboxed execution, parquet artifact; retries through the refiner
 //! with backoff), aggregation and the answer, under a global timeout and a cancellation
-//! token, with a JSON-lines run log. Also: the datasource registry ([`DatasourceRegistry`],
-//! [`connect`]: a compile-time registry with one cargo feature per engine, listed by
-//! [`compiled_adapters`]), validation of SQL against a live datasource
-//! ([`validate_sql_live`]), the planner choice ([`build_planner`]) and, with the `sqlite`
-//! and `duckdb` features, the demo datasets (`demo::create_demo`).
+//! token, with a JSON-lines run log. Also: the datasource registry ([`DatasourceRegistry`]:
+//! configured datasources opened through the [`Drivers`] it is given), validation of SQL
+//! against a live datasource ([`validate_sql_live`]), the planner choice
+//! ([`build_planner`]) and the Spider benchmark runner ([`spider`]).
+//!
+//! This crate links no database driver: it sees datasources only through the adapter SPI
+//! (`nl2sql-adapter`). The `nl2sql` binary's drivers (one cargo feature per engine) are
+//! `nl2sql-drivers`; the demo datasets are `nl2sql-demo`.
 
-mod adapters;
 mod config;
 mod datasources;
-#[cfg(all(feature = "sqlite", feature = "duckdb"))]
-pub mod demo;
 mod engine;
 mod live;
 mod planners;
 pub mod spider;
 
-pub use adapters::{AdapterInfo, compiled_adapters};
 pub use config::{artifact_store, load_docs};
 pub use datasources::{
-    DEFAULT_LIMIT_VARS, DatasourceRegistry, WORKER_PROGRAM_VAR, WorkerCommand, connect,
-    default_limits_from, effective_url, limits_of,
+    DEFAULT_LIMIT_VARS, DatasourceRegistry, WORKER_PROGRAM_VAR, default_limits_from, effective_url,
+    limits_of,
 };
 pub use engine::{
     AUDIT_BACKUPS, AUDIT_MAX_BYTES, AskOptions, AttemptReport, AuditLog, DEFAULT_TENANT,
@@ -32,6 +31,7 @@ pub use engine::{
     recorded_question, redact, run_log_path, write_replay_cassette,
 };
 pub use live::{LiveReport, validate_sql_live};
+pub use nl2sql_adapter::{Drivers, WorkerCommand};
 pub use nl2sql_index::{DatasourceDocs, IndexProgress, IndexReport, IndexStep};
 pub use nl2sql_planner::Planner;
 pub use planners::{PlannerChoice, build_planner};

@@ -253,6 +253,8 @@ pub struct SpiderOptions {
     pub engine: EngineOptions,
     /// Only the questions at these positions, when given.
     pub only: Option<Vec<usize>>,
+    /// What opens the SQLite databases (a set with a `sqlite` driver).
+    pub drivers: nl2sql_adapter::Drivers,
 }
 
 /// Runs `cases` over the databases of `db_dir`, calling `progress` after each question.
@@ -416,7 +418,7 @@ async fn open_engine(
         nl2sql_state::DatasourceConfig::ad_hoc(&format!("sqlite://{}", path.display()))
             .map_err(|e| fail(e.to_string()))?;
     config.id = db_id.to_owned();
-    let mut registry = DatasourceRegistry::empty();
+    let mut registry = DatasourceRegistry::empty().with_drivers(options.drivers.clone());
     registry.insert(config);
     let engine = Engine::open(registry, planner, &options.data_dir.join(db_id))?
         .with_options(options.engine.clone());

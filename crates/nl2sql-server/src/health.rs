@@ -3,6 +3,7 @@
 //! `/llm` routes (the planner's settings, never a key; `POST /llm` is 501 because the
 //! LLM configuration is file-based).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
@@ -30,7 +31,6 @@ pub(crate) async fn health() -> Json<Value> {
 /// `GET /ready` (no key needed; the body names no datasource).
 pub(crate) async fn ready(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let engine = state.engine();
-    let base_dir = state.catalog().base_dir.clone();
     let ids: Vec<String> = engine
         .registry()
         .ids()
@@ -42,17 +42,13 @@ pub(crate) async fn ready(State(state): State<AppState>) -> Result<Json<Value>, 
         .filter(|id| engine.store().latest_version(id).is_some())
         .count();
     let mut probes = JoinSet::new();
-    for id in &ids {
-        let Ok(config) = engine.registry().config(id) else {
-            continue;
-        };
-        let config = config.clone();
-        let base_dir = base_dir.clone();
+    for id in ids.clone() {
+        let engine = Arc::clone(&engine);
         // A fresh connection, not the engine's pooled one: an open handle can outlive
         // the database it was opened on.
         probes.spawn(async move {
             let probe = async {
-                let adapter = nl2sql_orchestrator::connect(&config, &base_dir).await?;
+                let adapter = engine.registry().connect_fresh(&id).await?;
                 adapter.test_connection().await
             };
             matches!(tokio::time::timeout(PROBE_TIMEOUT, probe).await, Ok(Ok(())))

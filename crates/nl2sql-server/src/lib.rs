@@ -14,8 +14,9 @@
 //! - `/mcp` is the Model Context Protocol endpoint (streamable HTTP, [`mcp`]), behind the
 //!   same API keys.
 //!
-//! The server crate adds no adapter: the binary that links it chooses them (the
-//! orchestrator's cargo features).
+//! The server crate adds no adapter: the engine it is given opens datasources with the
+//! drivers its registry was built with (the `nl2sql` binary's: `nl2sql_drivers::compiled`),
+//! and a datasource added through the API must name an engine of that set.
 
 mod admin;
 mod auth;

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
-use nl2sql_orchestrator::{Engine, IndexReport, compiled_adapters};
+use nl2sql_orchestrator::{Drivers, Engine, IndexReport};
 use nl2sql_planner_llm::LlmConfig;
 use nl2sql_state::{ConfigFile, DatasourceEntry};
 use tokio_util::sync::CancellationToken;
@@ -191,7 +191,7 @@ impl AppState {
     pub async fn add_datasource(&self, entry: DatasourceEntry) -> Result<(), ApiError> {
         let _lock = self.inner.admin.lock().await;
         let catalog = self.catalog();
-        check_entry(&entry)?;
+        check_entry(&entry, self.engine().registry().drivers())?;
         if catalog.file.datasources.iter().any(|d| d.id == entry.id) {
             return Err(ApiError::conflict(format!(
                 "Datasource '{}' already exists.",
@@ -250,7 +250,7 @@ pub(crate) fn unknown_datasource(id: &str) -> ApiError {
 
 /// The checks `ConfigFile` makes on an entry it reads (id, URL scheme, limits), plus:
 /// the engine is compiled into this build.
-fn check_entry(entry: &DatasourceEntry) -> Result<(), ApiError> {
+fn check_entry(entry: &DatasourceEntry, drivers: &Drivers) -> Result<(), ApiError> {
     let id_ok = !entry.id.is_empty()
         && entry
             .id
@@ -270,7 +270,7 @@ fn check_entry(entry: &DatasourceEntry) -> Result<(), ApiError> {
                 "Unknown or missing URL scheme: expected duckdb://, sqlite://, postgres:// or mysql://.",
             ));
         };
-        if !compiled_adapters().iter().any(|a| a.engine == engine) {
+        if !drivers.has(engine) {
             return Err(ApiError::bad_request(format!(
                 "This server has no {engine} adapter."
             )));

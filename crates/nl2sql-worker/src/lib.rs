@@ -18,11 +18,13 @@
 //!
 //! The worker binary links SQLite; DuckDB only with the `duckdb` cargo feature.
 
+mod driver;
 mod process;
 pub mod protocol;
 mod serve;
 mod worker;
 
+pub use driver::WorkerDriver;
 pub use process::{DEFAULT_POOL_SIZE, ProcessAdapter, WorkerOptions};
 pub use protocol::{
     ExecutionRequest, ExecutionResult, Metrics, Mode, PROTOCOL_VERSION, ProtocolError, ResultData,

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_trait::async_trait;
 use nl2sql_adapter::{
     CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult, Limits, QueryPlan, ResultError,
-    ResultFrame,
+    ResultErrorCode, ResultFrame,
 };
 use nl2sql_adapter_sqlite::SqliteAdapter;
 use nl2sql_orchestrator::{AskOptions, DatasourceRegistry, Engine};
@@ -131,7 +131,7 @@ async fn the_engine_falls_back_on_the_dialect_and_a_registered_adapter_replaces_
         "sqlite://{}",
         fixture().canonicalize().expect("fixture").display()
     );
-    let registry = DatasourceRegistry::ad_hoc(&url).expect("ad hoc");
+    let registry = DatasourceRegistry::ad_hoc(&url, crate::support::drivers()).expect("ad hoc");
     assert_eq!(registry.ids(), vec!["manufacturing"]);
     let mut custom = Counting::new("manufacturing", limits());
     custom.engine_type = "custom-engine";
@@ -148,6 +148,54 @@ async fn the_engine_falls_back_on_the_dialect_and_a_registered_adapter_replaces_
         .await
         .expect("the adapter");
     assert_eq!(got.engine_type(), "custom-engine");
+}
+
+#[tokio::test]
+async fn configured_datasources_open_only_through_the_drivers_the_registry_was_given() {
+    let url = format!(
+        "sqlite://{}",
+        fixture().canonicalize().expect("fixture").display()
+    );
+    // No SQLite driver: the datasource is configured but cannot be opened, and the error
+    // says which engine is missing (the URL is not echoed).
+    let bare =
+        DatasourceRegistry::ad_hoc(&url, nl2sql_orchestrator::Drivers::none()).expect("ad hoc");
+    let Err(e) = bare.adapter("manufacturing").await else {
+        panic!("a registry without drivers opened a datasource");
+    };
+    assert_eq!(e.error_code, ResultErrorCode::ServiceUnavailable);
+    assert_eq!(
+        e.safe_message,
+        "this build of nl2sql has no sqlite adapter (cargo feature 'sqlite')"
+    );
+    assert_eq!(e.stage.as_deref(), Some("connect"));
+    // The same registry given the driver opens it; a fresh connection is a new adapter,
+    // the shared one stays the same.
+    let registry = bare.with_drivers(crate::support::drivers());
+    let shared = registry.adapter("manufacturing").await.expect("shared");
+    let again = registry
+        .adapter("manufacturing")
+        .await
+        .expect("shared again");
+    let fresh = registry
+        .connect_fresh("manufacturing")
+        .await
+        .expect("fresh");
+    assert!(Arc::ptr_eq(&shared, &again));
+    assert!(!Arc::ptr_eq(&shared, &fresh));
+    assert_eq!(fresh.engine_type(), "sqlite");
+    fresh
+        .test_connection()
+        .await
+        .expect("the fresh adapter answers");
+    let Err(unknown) = registry.connect_fresh("nowhere").await else {
+        panic!("an unknown datasource was opened");
+    };
+    assert!(
+        unknown.safe_message.contains("nowhere"),
+        "{}",
+        unknown.safe_message
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -193,10 +241,14 @@ fn default_limits_fill_only_what_a_datasource_leaves_unset() {
         "version = 1\n[[datasources]]\nid = \"a\"\nurl = \"sqlite://a.db\"\nrow_limit = 7\n\n[[datasources]]\nid = \"b\"\nurl = \"sqlite://b.db\"\n",
     )
     .unwrap();
-    let registry =
-        DatasourceRegistry::from_config(&config, Path::new("."), &nl2sql_state::EnvSecrets)
-            .unwrap()
-            .with_default_limits(defaults);
+    let registry = DatasourceRegistry::from_config(
+        &config,
+        Path::new("."),
+        &nl2sql_state::EnvSecrets,
+        crate::support::drivers(),
+    )
+    .unwrap()
+    .with_default_limits(defaults);
     let a = registry.limits("a").unwrap();
     let b = registry.limits("b").unwrap();
     assert_eq!(
@@ -233,7 +285,13 @@ fn registry_settings_come_from_the_environment_and_bad_values_name_the_variable(
     )
     .unwrap();
     let registry = || {
-        DatasourceRegistry::from_config(&config, Path::new("."), &nl2sql_state::EnvSecrets).unwrap()
+        DatasourceRegistry::from_config(
+            &config,
+            Path::new("."),
+            &nl2sql_state::EnvSecrets,
+            crate::support::drivers(),
+        )
+        .unwrap()
     };
     // Unset: the built-in limits and adapter options.
     let plain = registry().with_env(env(&[])).unwrap();
@@ -308,15 +366,19 @@ async fn the_registrys_adapter_options_reach_the_adapters_it_connects() {
     let distinct_counts = |sample: Option<&'static str>| {
         let config = &config;
         async move {
-            let registry =
-                DatasourceRegistry::from_config(config, Path::new("."), &nl2sql_state::EnvSecrets)
-                    .unwrap()
-                    .with_env(move |k: &str| {
-                        (k == "SCHEMA_STATS_SAMPLE_ROWS")
-                            .then(|| sample.map(str::to_owned))
-                            .flatten()
-                    })
-                    .unwrap();
+            let registry = DatasourceRegistry::from_config(
+                config,
+                Path::new("."),
+                &nl2sql_state::EnvSecrets,
+                crate::support::drivers(),
+            )
+            .unwrap()
+            .with_env(move |k: &str| {
+                (k == "SCHEMA_STATS_SAMPLE_ROWS")
+                    .then(|| sample.map(str::to_owned))
+                    .flatten()
+            })
+            .unwrap();
             let snapshot = registry
                 .adapter("m")
                 .await

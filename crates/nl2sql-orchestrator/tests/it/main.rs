@@ -87,7 +87,6 @@ macro_rules! wrapping_adapter {
 }
 
 mod custom_adapter;
-mod demo_corpus;
 mod gaps;
 mod observability;
 mod pipeline;

@@ -36,7 +36,7 @@ fn runtime() -> tokio::runtime::Runtime {
 /// An indexed engine over the fixture with its data (and audit log) under `dir`.
 async fn engine(dir: &Path, options: EngineOptions) -> Engine {
     let url = format!("sqlite://{}", fixture().canonicalize().unwrap().display());
-    let registry = DatasourceRegistry::ad_hoc(&url).unwrap();
+    let registry = DatasourceRegistry::ad_hoc(&url, crate::support::drivers()).unwrap();
     let engine = Engine::open(registry, Arc::new(OfflinePlanner::new()), dir)
         .unwrap()
         .with_options(options)
@@ -439,7 +439,7 @@ fn a_tenant_uses_only_its_datasources_and_a_refusal_is_audited() {
     let rt = runtime();
     let (engine, acme, beta, forced, ghost) = rt.block_on(async {
         let engine = Engine::open(
-            DatasourceRegistry::ad_hoc(&url).unwrap(),
+            DatasourceRegistry::ad_hoc(&url, crate::support::drivers()).unwrap(),
             Arc::new(OfflinePlanner::new()),
             dir.path(),
         )
@@ -530,7 +530,7 @@ fn a_panic_outside_the_scans_fails_the_run_with_unknown_error() {
     let rt = runtime();
     let (engine, r, after) = rt.block_on(async {
         let engine = Engine::open(
-            DatasourceRegistry::ad_hoc(&url).unwrap(),
+            DatasourceRegistry::ad_hoc(&url, crate::support::drivers()).unwrap(),
             Arc::new(PanickingPlanner(OfflinePlanner::new())),
             dir.path(),
         )
@@ -577,7 +577,7 @@ fn an_artifact_that_cannot_be_written_fails_the_scan_saying_why_and_is_not_retri
     let rt = runtime();
     let r = rt.block_on(async {
         let engine = Engine::open(
-            DatasourceRegistry::ad_hoc(&url).unwrap(),
+            DatasourceRegistry::ad_hoc(&url, crate::support::drivers()).unwrap(),
             Arc::new(OfflinePlanner::new()),
             &dir.join("data"),
         )
@@ -627,7 +627,7 @@ fn a_panicking_logical_validator_is_a_validator_crash_retried_within_the_budget(
     let rt = runtime();
     let (once, always, after) = rt.block_on(async {
         let engine = Engine::open(
-            DatasourceRegistry::ad_hoc(&url).unwrap(),
+            DatasourceRegistry::ad_hoc(&url, crate::support::drivers()).unwrap(),
             Arc::new(OfflinePlanner::new()),
             &dir.join("data"),
         )

@@ -40,7 +40,8 @@ async fn fixture_engine(dir: &Path, planner: Arc<dyn Planner>) -> Engine {
         "sqlite://{}",
         fixture().canonicalize().expect("fixture engine").display()
     );
-    let registry = DatasourceRegistry::ad_hoc(&url).expect("fixture engine");
+    let registry =
+        DatasourceRegistry::ad_hoc(&url, crate::support::drivers()).expect("fixture engine");
     let engine = Engine::open(registry, planner, dir)
         .expect("fixture engine")
         .with_options(fast_options());
@@ -170,7 +171,10 @@ async fn a_vanished_datasource_gives_a_partial_answer_naming_it() {
     );
     let config = ConfigFile::from_toml_str(&toml).unwrap();
     let data = dir.join("data");
-    let registry = || DatasourceRegistry::from_config(&config, dir.path(), &EnvSecrets).unwrap();
+    let registry = || {
+        DatasourceRegistry::from_config(&config, dir.path(), &EnvSecrets, crate::support::drivers())
+            .unwrap()
+    };
     let planner: Arc<dyn Planner> = Arc::new(OfflinePlanner::new());
     let indexer = Engine::open(registry(), Arc::clone(&planner), &data).unwrap();
     let report = indexer.index_all().await;

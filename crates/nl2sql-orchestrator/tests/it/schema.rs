@@ -29,7 +29,11 @@ use crate::support::fixture;
 fn plant(dir: &Path) -> (PathBuf, DatasourceRegistry) {
     let db = dir.join("plant.db");
     std::fs::copy(fixture(), &db).unwrap();
-    let registry = DatasourceRegistry::ad_hoc(&format!("sqlite://{}", db.display())).unwrap();
+    let registry = DatasourceRegistry::ad_hoc(
+        &format!("sqlite://{}", db.display()),
+        crate::support::drivers(),
+    )
+    .unwrap();
     (db, registry)
 }
 
@@ -86,7 +90,11 @@ async fn only_a_datasource_whose_structure_changed_is_indexed_again() {
     // open connection would still read the unlinked file).
     drop(engine);
     std::fs::remove_file(&db).unwrap();
-    let registry = DatasourceRegistry::ad_hoc(&format!("sqlite://{}", db.display())).unwrap();
+    let registry = DatasourceRegistry::ad_hoc(
+        &format!("sqlite://{}", db.display()),
+        crate::support::drivers(),
+    )
+    .unwrap();
     let engine =
         Engine::open(registry, Arc::new(OfflinePlanner::new()), &dir.join("data")).unwrap();
     let gone = engine.index_stale().await;
@@ -106,7 +114,9 @@ async fn mismatched(dir: &Path, policy: MismatchPolicy) -> Engine {
         "version = 1\n[[datasources]]\nid = \"plant\"\ndescription = \"Our factories\"\nurl = \"sqlite://plant.db\"\n",
     )
     .unwrap();
-    let registry = DatasourceRegistry::from_config(&config, dir, &EnvSecrets).unwrap();
+    let registry =
+        DatasourceRegistry::from_config(&config, dir, &EnvSecrets, crate::support::drivers())
+            .unwrap();
     let engine = Engine::open(registry, Arc::new(OfflinePlanner::new()), &dir.join("data"))
         .unwrap()
         .with_options(options(policy));
@@ -238,7 +248,13 @@ async fn documentation_files_reach_the_index_and_the_decomposer() {
     )
     .unwrap();
     let docs = load_docs(&config, dir.path()).unwrap();
-    let registry = DatasourceRegistry::from_config(&config, dir.path(), &EnvSecrets).unwrap();
+    let registry = DatasourceRegistry::from_config(
+        &config,
+        dir.path(),
+        &EnvSecrets,
+        crate::support::drivers(),
+    )
+    .unwrap();
     let planner = Arc::new(Recording {
         inner: OfflinePlanner::new(),
         seen: Mutex::new(Vec::new()),

@@ -7,3 +7,9 @@ use std::path::PathBuf;
 pub(crate) fn fixture() -> PathBuf {
     nl2sql_test_support::manufacturing_db()
 }
+
+/// The drivers the engine's tests open datasources with: SQLite only, so that this test
+/// binary links no other database engine.
+pub(crate) fn drivers() -> nl2sql_orchestrator::Drivers {
+    nl2sql_orchestrator::Drivers::none().with(nl2sql_adapter_sqlite::SqliteDriver)
+}

@@ -111,8 +111,13 @@ pub(crate) async fn start_full(
     let data = dir.join("data");
     let policy = PolicyFile::from_json_str(POLICY).unwrap();
     let factory: EngineFactory = Arc::new(move |file: &ConfigFile, base: &Path| {
-        let registry =
-            DatasourceRegistry::from_config(file, base, &EnvSecrets).map_err(|e| e.to_string())?;
+        let registry = DatasourceRegistry::from_config(
+            file,
+            base,
+            &EnvSecrets,
+            nl2sql_orchestrator::Drivers::none().with(nl2sql_adapter_sqlite::SqliteDriver),
+        )
+        .map_err(|e| e.to_string())?;
         let options = EngineOptions {
             retry_base_delay: Duration::from_millis(5),
             retry_max_delay: Duration::from_millis(20),

@@ -81,7 +81,9 @@ async fn two_plants(dir: &Path, planner: Arc<dyn Planner>) -> Engine {
         south.display()
     );
     let config = ConfigFile::from_toml_str(&toml).unwrap();
-    let registry = DatasourceRegistry::from_config(&config, dir, &EnvSecrets).unwrap();
+    let registry =
+        DatasourceRegistry::from_config(&config, dir, &EnvSecrets, crate::support::drivers())
+            .unwrap();
     engine_over(registry, &dir.join("data"), planner, fast_options()).await
 }
 

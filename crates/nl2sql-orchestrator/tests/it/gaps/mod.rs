@@ -71,7 +71,7 @@ async fn engine_over(
 /// An engine over the fixture (ad hoc URL).
 async fn fixture_engine(dir: &Path, planner: Arc<dyn Planner>, options: EngineOptions) -> Engine {
     let url = format!("sqlite://{}", fixture().canonicalize().unwrap().display());
-    let registry = DatasourceRegistry::ad_hoc(&url).unwrap();
+    let registry = DatasourceRegistry::ad_hoc(&url, crate::support::drivers()).unwrap();
     engine_over(registry, dir, planner, options).await
 }
 

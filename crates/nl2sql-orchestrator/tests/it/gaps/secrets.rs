@@ -117,8 +117,13 @@ fn gap40_no_secret_appears_in_debug_or_display_output() {
     let configs = file.resolve(&FnSecrets(&secrets)).unwrap();
     let shop = configs.iter().find(|c| c.id == "shop").unwrap();
     assert_eq!(shop.password.as_ref().map(Secret::expose), Some(password));
-    let registry =
-        DatasourceRegistry::from_config(&file, Path::new("/x"), &FnSecrets(&secrets)).unwrap();
+    let registry = DatasourceRegistry::from_config(
+        &file,
+        Path::new("/x"),
+        &FnSecrets(&secrets),
+        crate::support::drivers(),
+    )
+    .unwrap();
     let texts = [
         format!("{configs:?}"),
         format!("{configs:#?}"),

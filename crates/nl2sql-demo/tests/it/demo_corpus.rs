@@ -1,7 +1,7 @@
 //! The demo accuracy corpora (issue 6): the questions of `tests/data/demo_questions.toml`
 //! and of the later held-out set `tests/data/demo_heldout.toml` (written without reading
 //! the planner, after the planner's last tuning round), each asked through the whole `Engine` (offline planner, role `admin`) over the demo datasets
-//! (`demo::create_demo`, written once into a temp dir), and their result tables compared
+//! (`nl2sql_demo::create_demo`, written once into a temp dir), and their result tables compared
 //! with the gold queries' result tables (or, for cross-source questions, with the literal
 //! expected table).
 //!
@@ -13,7 +13,6 @@
 //! A refusal question passes when no sub-query of the run succeeds (the planner refused
 //! or mapped nothing). Accuracy is passes / questions.
 
-#![cfg(all(feature = "sqlite", feature = "duckdb"))]
 #![allow(clippy::unwrap_used)] // reason: test helpers fail the test that calls them
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -146,7 +145,8 @@ fn load_corpus(file: &str) -> Vec<Entry> {
 async fn demo_engine(config: &Path, data: &Path) -> Engine {
     let base = config.parent().unwrap();
     let file = ConfigFile::from_toml_str(&std::fs::read_to_string(config).unwrap()).unwrap();
-    let registry = DatasourceRegistry::from_config(&file, base, &EnvSecrets).unwrap();
+    let registry =
+        DatasourceRegistry::from_config(&file, base, &EnvSecrets, nl2sql_demo::drivers()).unwrap();
     let policy_path = base.join(file.policy.as_deref().unwrap());
     let policy = PolicyFile::from_json_str(&std::fs::read_to_string(policy_path).unwrap()).unwrap();
     // As `nl2sql ask` does: the demo's schema docs and example questions are indexed.
@@ -334,7 +334,7 @@ async fn run_corpus(shape: &Shape) {
     }
 
     let dir = TempDir::new("demo-corpus");
-    let layout = nl2sql_orchestrator::demo::create_demo(&dir.join("demo")).unwrap();
+    let layout = nl2sql_demo::create_demo(&dir.join("demo")).unwrap();
     let engine = demo_engine(&layout.config, &dir.join("engine")).await;
 
     // The gold side: every gold query runs, literal expectations match.

@@ -30,8 +30,16 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
-use nl2sql_adapter::DatasetSpec;
+use nl2sql_adapter::{DatasetSpec, Drivers};
 use nl2sql_state::{Engine, ErrorCode, PipelineError, Severity};
+
+/// The drivers the demo's datasources need (DuckDB and SQLite, in this process): for a
+/// library user or a test opening the demo without the `nl2sql` binary's drivers.
+pub fn drivers() -> Drivers {
+    Drivers::none()
+        .with(nl2sql_adapter_duckdb::DuckDbDriver)
+        .with(nl2sql_adapter_sqlite::SqliteDriver)
+}
 
 /// The demo's "today": its last day. Questions asked of the demo read relative dates
 /// ("last year", "last month") from it, so they find data whatever the clock says; any

@@ -15,7 +15,7 @@ use nl2sql_state::{ConfigFile, EnvSecrets, PolicyFile};
 use nl2sql_test_support::temp_dir;
 
 use super::{DemoLayout, catalog, create_demo, operations, sales, supply};
-use crate::DatasourceRegistry;
+use nl2sql_orchestrator::DatasourceRegistry;
 
 /// Limits wide enough to read a whole demo table.
 fn dump_limits() -> Limits {
@@ -29,7 +29,7 @@ fn dump_limits() -> Limits {
 async fn registry(layout: &DemoLayout) -> DatasourceRegistry {
     let text = std::fs::read_to_string(&layout.config).unwrap();
     let config = ConfigFile::from_toml_str(&text).unwrap();
-    DatasourceRegistry::from_config(&config, &layout.dir, &EnvSecrets).unwrap()
+    DatasourceRegistry::from_config(&config, &layout.dir, &EnvSecrets, super::drivers()).unwrap()
 }
 
 /// `sql` as the guard (without a schema) renders it for `a`.

@@ -23,6 +23,11 @@ use nl2sql_state::Dialect;
 use nl2sql_validate::{GuardContext, SqlGuard, parser_dialect, schema_from_ddl};
 use sqlparser::parser::Parser;
 
+/// The `nl2sql` binary's allocator, so the bench measures the guard as `validate-sql
+/// --batch` runs it.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// One gold query and its database.
 struct Query {
     sql: String,

@@ -317,13 +317,14 @@ impl SqlGuard {
             .map_err(ParserError::from)
             .and_then(|tokens| {
                 let comments = render::executable_comments(&tokens);
-                Parser::new(dialect.as_ref())
+                let mut parser = Parser::new(dialect.as_ref())
                     .with_recursion_limit(ctx.limits.max_depth)
-                    .with_tokens_with_locations(tokens)
-                    .parse_statements()
-                    .map(|statements| (statements, comments))
+                    .with_tokens_with_locations(tokens);
+                let statements = parser.parse_statements()?;
+                // The tokens stay: the rendering's proof compares with them.
+                Ok((statements, comments, parser.into_tokens()))
             });
-        let (mut statements, mut issues) = match parsed {
+        let (mut statements, mut issues, tokens) = match parsed {
             Ok(parsed) => parsed,
             Err(err) => return Checked::refused(shape::parse_failure(ctx, sql, &err)),
         };
@@ -360,7 +361,16 @@ impl SqlGuard {
         // What runs is the guard's rendering of the tree it checked.
         let mut rendered = None;
         if issues.is_empty() {
-            match render::render(ctx.dialect, &mut statements[0], sql, &resolution.strings) {
+            let original = render::Original {
+                text: sql,
+                tokens: &tokens,
+            };
+            match render::render(
+                ctx.dialect,
+                &mut statements[0],
+                original,
+                &resolution.strings,
+            ) {
                 Ok(text) => rendered = Some(text),
                 Err(issue) => issues.push(issue),
             }

@@ -2,13 +2,13 @@
 //! before parsing, and an approved tree is rendered to the text the engine will run,
 //! which must parse back to the same tree.
 
-use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use nl2sql_state::{Dialect, ErrorCode};
+use rustc_hash::FxHashSet;
 use sqlparser::ast::{Expr, Statement, Value, ValueWithSpan, VisitMut, VisitorMut};
-use sqlparser::parser::Parser;
-use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
 
 use super::{GuardIssue, SqlSpan, parser_dialect};
 
@@ -46,9 +46,20 @@ pub(crate) fn executable_comments(tokens: &[TokenWithSpan]) -> Vec<GuardIssue> {
         .collect()
 }
 
+/// The caller's statement: its text and the tokens the guard parsed it from.
+#[derive(Clone, Copy)]
+pub(crate) struct Original<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) tokens: &'a [TokenWithSpan],
+}
+
 /// Renders `statement` to the text the engine will run, and proves that the text reads
-/// back as the same tree in `dialect`. `original` is the caller's text: when the
-/// rendering equals it, there is nothing to prove.
+/// back as the same tree in `dialect`.
+///
+/// The proof, cheapest first: the rendering is the caller's text (nothing to prove); or
+/// the tree is the one parsed from the caller's tokens, unchanged, and the rendering
+/// tokenizes to the same tokens ([`same_reading`]: the parser, a function of the tokens,
+/// reads both the same); or the rendering parses to a tree equal to the checked one.
 ///
 /// The tree is changed in place, not copied (the guard is done with it): double-quoted
 /// names the guard read as strings (SQLite) become string literals for good, since that
@@ -57,11 +68,12 @@ pub(crate) fn executable_comments(tokens: &[TokenWithSpan]) -> Vec<GuardIssue> {
 pub(crate) fn render(
     dialect: Dialect,
     statement: &mut Statement,
-    original: &str,
-    strings: &HashSet<(u64, u64)>,
+    original: Original<'_>,
+    strings: &FxHashSet<(u64, u64)>,
 ) -> Result<String, GuardIssue> {
     let parser_dialect = parser_dialect(dialect);
-    if !strings.is_empty() {
+    let unchanged = strings.is_empty();
+    if !unchanged {
         let _ = statement.visit(&mut SpellStrings(strings));
     }
     let text = print(
@@ -69,14 +81,28 @@ pub(crate) fn render(
         parser_dialect.supports_string_literal_backslash_escape(),
     );
     let statement = &*statement;
-    if text == original.trim() {
+    if text == original.text.trim() {
         return Ok(text);
     }
-    let reparsed = Parser::new(parser_dialect.as_ref())
-        .try_with_sql(&text)
-        .and_then(|mut p| p.parse_statements());
+    let reparsed = Tokenizer::new(parser_dialect.as_ref(), &text)
+        .with_unescape(true)
+        .tokenize_with_location()
+        .map_err(ParserError::from)
+        .and_then(|tokens| {
+            if unchanged
+                && matches!(statement, Statement::Query(_))
+                && same_reading(original.tokens, &tokens)
+            {
+                return Ok(None);
+            }
+            Parser::new(parser_dialect.as_ref())
+                .with_tokens_with_locations(tokens)
+                .parse_statements()
+                .map(Some)
+        });
     match reparsed {
-        Ok(statements) if statements.len() == 1 && statements[0] == *statement => Ok(text),
+        Ok(None) => Ok(text),
+        Ok(Some(statements)) if statements.len() == 1 && statements[0] == *statement => Ok(text),
         _ => Err(GuardIssue::new(
             ErrorCode::UnsupportedSql,
             format!(
@@ -87,8 +113,68 @@ pub(crate) fn render(
     }
 }
 
+/// Whether the parser reads `a` and `b` the same: the same tokens in the same order (a
+/// trailing `;` aside), with whitespace in the same places wherever the parser looks for
+/// it ([`whitespace_read`]). Comments never compare equal: a dialect may read them (MySQL's
+/// optimizer hints).
+pub(crate) fn same_reading(a: &[TokenWithSpan], b: &[TokenWithSpan]) -> bool {
+    match (significant(a), significant(b)) {
+        (Some(a), Some(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(&b)
+                    .enumerate()
+                    .all(|(i, ((sa, ta), (sb, tb)))| {
+                        ta == tb
+                            && (sa == sb || !whitespace_read(i.checked_sub(1).map(|p| a[p].1), ta))
+                    })
+        }
+        _ => false,
+    }
+}
+
+/// Whether the parser can tell whether whitespace comes before `token` (after `prev`).
+/// It skips whitespace everywhere but in the places where sqlparser 0.63 reads the next
+/// raw token (`next_token_no_skip`, `peek_token_no_skip`): a placeholder's name right
+/// after `:` or `@`, and BigQuery's hyphenated names (`a-1`), on either side of a `-`.
+/// Everywhere else the amount of whitespace, and whether there is any, is the tokenizer's
+/// business only, and the tokens already compare equal. (A test pins the sqlparser version
+/// this list was read from.)
+fn whitespace_read(prev: Option<&Token>, token: &Token) -> bool {
+    matches!(token, Token::Minus)
+        || matches!(
+            prev,
+            None | Some(Token::Colon | Token::AtSign | Token::Minus)
+        )
+}
+
+/// The tokens the parser acts on, each with whether whitespace came before it, a
+/// trailing `;` left out; `None` when there is a comment.
+fn significant(tokens: &[TokenWithSpan]) -> Option<Vec<(bool, &Token)>> {
+    let mut out: Vec<(bool, &Token)> = Vec::with_capacity(tokens.len());
+    let mut space = false;
+    for t in tokens {
+        match &t.token {
+            Token::Whitespace(Whitespace::Space | Whitespace::Newline | Whitespace::Tab) => {
+                // Leading whitespace is no token's business.
+                space = !out.is_empty();
+            }
+            Token::Whitespace(_) => return None,
+            Token::EOF => break,
+            token => {
+                out.push((space, token));
+                space = false;
+            }
+        }
+    }
+    if matches!(out.last(), Some((_, Token::SemiColon))) {
+        out.pop();
+    }
+    Some(out)
+}
+
 /// Turns the double-quoted names starting at the given positions into string literals.
-struct SpellStrings<'a>(&'a HashSet<(u64, u64)>);
+struct SpellStrings<'a>(&'a FxHashSet<(u64, u64)>);
 
 impl VisitorMut for SpellStrings<'_> {
     type Break = ();

@@ -520,10 +520,18 @@ pub(crate) fn looks_like_path(name: &str) -> bool {
         ".csv", ".tsv", ".parquet", ".json", ".jsonl", ".ndjson", ".txt", ".gz", ".zst", ".xlsx",
         ".db", ".duckdb", ".sqlite", ".arrow", ".avro",
     ];
-    let lower = name.to_lowercase();
+    // ASCII names (nearly all) are compared without allocating; others fold as before
+    // (a Kelvin sign lower-cases to `k`).
+    let folded = (!name.is_ascii()).then(|| name.to_lowercase());
+    let name = folded.as_deref().unwrap_or(name);
+    let ends_with = |suffix: &str| {
+        name.len() >= suffix.len()
+            && name.is_char_boundary(name.len() - suffix.len())
+            && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+    };
     name.contains('/')
         || name.contains('\\')
-        || lower.contains("://")
+        || name.contains("://")
         || name.starts_with('~')
-        || EXTENSIONS.iter().any(|e| lower.ends_with(e))
+        || EXTENSIONS.iter().any(|e| ends_with(e))
 }

@@ -19,7 +19,9 @@ mod query;
 mod select;
 mod walk;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use rustc_hash::FxHashSet;
 use std::rc::Rc;
 
 use nl2sql_state::{Dialect, ErrorCode};
@@ -39,14 +41,14 @@ pub(crate) struct Resolution {
     /// Lookup keys of every CTE defined anywhere in the statement.
     pub(crate) cte_names: Vec<String>,
     /// Queries the walk resolved (by address, valid while the tree lives).
-    pub(crate) handled_queries: HashSet<*const Query>,
+    pub(crate) handled_queries: FxHashSet<*const Query>,
     /// Identifier expressions the walk saw.
-    pub(crate) handled_names: HashSet<*const Expr>,
+    pub(crate) handled_names: FxHashSet<*const Expr>,
     /// The datasource's tables the statement reads, and their columns.
     pub(crate) reads: Vec<TableRead>,
     /// Where double-quoted names that the guard read as strings start (SQLite): the
     /// rendering writes them as string literals.
-    pub(crate) strings: HashSet<(u64, u64)>,
+    pub(crate) strings: FxHashSet<(u64, u64)>,
 }
 
 /// One table of the datasource a statement reads, and the columns it reads there
@@ -70,11 +72,11 @@ pub(crate) fn resolve(ctx: &GuardContext, query: &Query) -> Resolution {
         resolutions: Vec::new(),
         ctes: Vec::new(),
         cte_names: Vec::new(),
-        handled_queries: HashSet::new(),
-        handled_names: HashSet::new(),
+        handled_queries: FxHashSet::default(),
+        handled_names: FxHashSet::default(),
         table_cols: HashMap::new(),
         reads: BTreeMap::new(),
-        strings: HashSet::new(),
+        strings: FxHashSet::default(),
     };
     resolver.query(query, None);
     let reads = resolver
@@ -205,15 +207,15 @@ struct Resolver<'g> {
     /// Every CTE name met.
     cte_names: Vec<String>,
     /// Queries the scoped walk resolved (by address, valid while the tree lives).
-    handled_queries: HashSet<*const Query>,
+    handled_queries: FxHashSet<*const Query>,
     /// Identifier expressions the scoped walk saw.
-    handled_names: HashSet<*const Expr>,
+    handled_names: FxHashSet<*const Expr>,
     /// Column lists of catalog tables, built once per check.
     table_cols: HashMap<usize, Cols>,
     /// Catalog tables bound anywhere, with the positions of their columns read.
     reads: BTreeMap<usize, BTreeSet<usize>>,
     /// Where double-quoted names read as strings start (SQLite).
-    strings: HashSet<(u64, u64)>,
+    strings: FxHashSet<(u64, u64)>,
 }
 
 fn span_of(span: Span) -> Option<SqlSpan> {

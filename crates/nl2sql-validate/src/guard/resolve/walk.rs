@@ -2,7 +2,7 @@
 //! parameters, struct field names and date-part keywords) and hands nested queries back
 //! to the resolver.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{
@@ -20,7 +20,7 @@ pub(super) struct ExprWalk<'r, 'g, 's, 'p> {
     ctx: Ctx,
     nested: usize,
     lambdas: Vec<String>,
-    skip: HashSet<*const Expr>,
+    skip: FxHashSet<*const Expr>,
 }
 
 impl<'r, 'g, 's, 'p> ExprWalk<'r, 'g, 's, 'p> {
@@ -31,7 +31,7 @@ impl<'r, 'g, 's, 'p> ExprWalk<'r, 'g, 's, 'p> {
             ctx,
             nested: 0,
             lambdas: Vec::new(),
-            skip: HashSet::new(),
+            skip: FxHashSet::default(),
         }
     }
 }

@@ -746,8 +746,6 @@ fn resolutions_name_the_range_variable_and_table() {
 
 #[test]
 fn safety_net_refuses_what_the_scoped_walk_did_not_reach() {
-    use std::collections::HashSet;
-
     use sqlparser::ast::Statement;
 
     use super::resolve::Resolution;
@@ -766,10 +764,10 @@ fn safety_net_refuses_what_the_scoped_walk_did_not_reach() {
         issues: Vec::new(),
         resolutions: Vec::new(),
         cte_names: Vec::new(),
-        handled_queries: HashSet::new(),
-        handled_names: HashSet::new(),
+        handled_queries: rustc_hash::FxHashSet::default(),
+        handled_names: rustc_hash::FxHashSet::default(),
         reads: Vec::new(),
-        strings: HashSet::new(),
+        strings: rustc_hash::FxHashSet::default(),
     };
     let (_, unreached) = security::check(&ctx, query, &nothing);
     // The outer query is reported once; nothing inside it is reported again.
@@ -777,7 +775,9 @@ fn safety_net_refuses_what_the_scoped_walk_did_not_reach() {
     assert_eq!(unreached[0].code, ErrorCode::UnsupportedSql);
 
     let only_outer = Resolution {
-        handled_queries: HashSet::from([&**query as *const sqlparser::ast::Query]),
+        handled_queries: [&**query as *const sqlparser::ast::Query]
+            .into_iter()
+            .collect(),
         ..nothing
     };
     let (_, unreached) = security::check(&ctx, query, &only_outer);
@@ -793,4 +793,5 @@ fn safety_net_refuses_what_the_scoped_walk_did_not_reach() {
     );
 }
 
+mod reading;
 mod render;

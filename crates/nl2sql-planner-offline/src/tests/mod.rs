@@ -14,6 +14,7 @@ mod extremes;
 mod frequency;
 mod genders;
 mod literals;
+mod nouns;
 mod phrasing;
 mod readings;
 mod rules;
@@ -339,10 +340,17 @@ fn identifiers_split_and_words_stem() {
         ("produced", "produce"),
         ("manufacturers", "manufacturer"),
         ("ids", "id"),
+        ("people", "person"),
+        ("persons", "person"),
+        ("children", "child"),
+        ("women", "woman"),
     ] {
         assert_eq!(stem(a), stem(b), "{a} / {b}");
     }
     assert_ne!(stem("product"), stem("production"));
+    assert_eq!(crate::text::singular("people"), "person");
+    assert_eq!(crate::text::plural("person"), "people");
+    assert_eq!(crate::text::plural("child"), "children");
 }
 
 #[test]

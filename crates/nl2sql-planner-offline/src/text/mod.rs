@@ -6,8 +6,8 @@
 mod words;
 
 use words::{
-    ABBREVIATIONS, AGENT_ENDINGS, ANTONYMS, FUNCTION_WORDS, IRREGULAR_PAST, MONEY_WORDS, PHRASAL,
-    RATE_UNITS, STOP_WORDS, SYNONYMS,
+    ABBREVIATIONS, AGENT_ENDINGS, ANTONYMS, FUNCTION_WORDS, IRREGULAR_PAST, IRREGULAR_PLURAL,
+    MONEY_WORDS, PHRASAL, RATE_UNITS, STOP_WORDS, SYNONYMS,
 };
 
 /// What a token is.
@@ -248,6 +248,10 @@ pub(crate) fn stem(word: &str) -> String {
     if let Some((_, verb)) = IRREGULAR_PAST.iter().find(|(past, _)| *past == w) {
         return (*verb).to_owned();
     }
+    // Irregular plurals meet their singulars: "each person" asks about `people`.
+    if let Some((_, one)) = IRREGULAR_PLURAL.iter().find(|(many, _)| *many == w) {
+        return (*one).to_owned();
+    }
     if w.len() == 3
         && w.ends_with('s')
         && ![
@@ -390,7 +394,12 @@ pub(crate) fn number_word(word: &str) -> Option<i64> {
 /// An English singular of a plural table-like name (`factories` → `factory`), for answers
 /// and aliases.
 pub(crate) fn singular(word: &str) -> String {
-    if let Some(b) = word.strip_suffix("ies") {
+    if let Some((_, one)) = IRREGULAR_PLURAL
+        .iter()
+        .find(|(many, _)| many.eq_ignore_ascii_case(word))
+    {
+        (*one).to_owned()
+    } else if let Some(b) = word.strip_suffix("ies") {
         format!("{b}y")
     } else if word.ends_with("sses")
         || word.ends_with("xes")
@@ -407,7 +416,12 @@ pub(crate) fn singular(word: &str) -> String {
 
 /// An English plural of a singular noun (`factory` → `factories`).
 pub(crate) fn plural(word: &str) -> String {
-    if word.ends_with('s') {
+    if let Some((many, _)) = IRREGULAR_PLURAL
+        .iter()
+        .find(|(many, one)| *many != "persons" && one.eq_ignore_ascii_case(word))
+    {
+        (*many).to_owned()
+    } else if word.ends_with('s') {
         word.to_owned()
     } else if let Some(b) = word.strip_suffix('y')
         && !b.ends_with(['a', 'e', 'o', 'u'])

@@ -30,6 +30,20 @@ pub(super) const IRREGULAR_PAST: &[(&str, &str)] = &[
     ("taught", "teach"),
 ];
 
+/// Irregular plurals of nouns, and their singulars: a `people` table is what "each person"
+/// asks about.
+pub(super) const IRREGULAR_PLURAL: &[(&str, &str)] = &[
+    ("people", "person"),
+    ("persons", "person"),
+    ("men", "man"),
+    ("women", "woman"),
+    ("children", "child"),
+    ("feet", "foot"),
+    ("teeth", "tooth"),
+    ("mice", "mouse"),
+    ("geese", "goose"),
+];
+
 /// Endings of verb stems whose agent nouns end in `-or` (`operat-or`, `inspect-or`).
 pub(super) const AGENT_ENDINGS: &[&str] = &["at", "it", "ct", "ut", "is"];
 

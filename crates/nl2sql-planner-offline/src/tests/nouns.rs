@@ -1,0 +1,40 @@
+//! Irregular plurals: "each person" asks about a `people` table, as "each member" does
+//! about `members`.
+
+use nl2sql_state::{SchemaContract, SchemaSnapshot};
+
+use super::rules::check;
+use super::{col, table};
+
+fn people() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("poll", "sqlite");
+    contract.add_table(table(
+        "people",
+        vec![
+            col("People_ID", "INTEGER", true),
+            col("Name", "TEXT", false),
+            col("Age", "INTEGER", false),
+        ],
+        vec![],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn an_irregular_singular_names_its_plural_table() {
+    // "person" is a row of `people`, as "member" is of `members`.
+    let p = people();
+    check(
+        &p,
+        "How many persons are there?",
+        "SELECT COUNT(*) AS person_count FROM people AS p LIMIT 10000",
+    );
+    check(
+        &p,
+        "What is the name of the oldest person?",
+        "SELECT p.Name AS person, p.Age AS age FROM people AS p ORDER BY p.Age DESC LIMIT 1",
+    );
+}

@@ -26,9 +26,9 @@ pub use datasources::{
 };
 pub use engine::{
     AUDIT_BACKUPS, AUDIT_MAX_BYTES, AskOptions, AttemptReport, AuditLog, DEFAULT_TENANT,
-    DEFAULT_VALUE_LOOKUP_LIMIT, ENGINE_ENV_VARS, Engine, EngineOptions, ErrorReport, RunEvent,
-    RunEvents, RunLogEntry, RunResult, SubQueryReport, TerminalTable, clock_today, read_run_log,
-    recorded_question, redact, run_log_path, write_replay_cassette,
+    DEFAULT_VALUE_LOOKUP_LIMIT, ENGINE_ENV_VARS, Engine, EngineOptions, ErrorReport,
+    FINAL_STATE_NODE, RunEvent, RunEvents, RunLogEntry, RunResult, SubQueryReport, TerminalTable,
+    clock_today, read_run_log, recorded_question, redact, run_log_path, write_replay_cassette,
 };
 pub use live::{LiveReport, validate_sql_live};
 pub use nl2sql_adapter::{Drivers, WorkerCommand};

@@ -244,6 +244,10 @@ pub struct PipelineError {
     /// Boxed to keep the error small.
     #[serde(default)]
     pub details: Option<Box<serde_json::Value>>,
+    /// The scan (`sql_agent:<node_id>:<trace_id>`) whose error this is, once a scan's
+    /// errors are merged into the run's state; absent for errors of the main graph.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subgraph_id: Option<Box<str>>,
 }
 
 impl PipelineError {
@@ -261,7 +265,15 @@ impl PipelineError {
             code,
             stack_trace: None,
             details: None,
+            subgraph_id: None,
         }
+    }
+
+    /// The same error, marked as an error of the scan `subgraph_id`.
+    #[must_use]
+    pub fn in_subgraph(mut self, subgraph_id: &str) -> Self {
+        self.subgraph_id = Some(subgraph_id.into());
+        self
     }
 
     /// The same error with `details`.

@@ -149,7 +149,13 @@ pub struct SubgraphOutput {
     /// The artifact, on success.
     #[serde(default)]
     pub artifact: Option<ArtifactRef>,
-    /// Every error of the scan.
+    /// Rows the scan returned, when it ran (Rust addition).
+    #[serde(default)]
+    pub row_count: Option<u64>,
+    /// Every planning attempt, in order (Rust addition).
+    #[serde(default)]
+    pub attempts: Vec<Attempt>,
+    /// Every error of the scan: its attempts' and the one that ended it.
     #[serde(default)]
     pub errors: Vec<PipelineError>,
     /// Reasoning of the scan.
@@ -220,6 +226,9 @@ pub struct GraphState {
     /// UTC ISO-8601.
     #[serde(default)]
     pub finished_at: Option<String>,
+    /// Milliseconds per stage and `total` (map merge; Rust addition).
+    #[serde(default)]
+    pub timings: BTreeMap<String, u64>,
 }
 
 /// A node's change to [`GraphState`]; absent fields leave the state unchanged.
@@ -279,6 +288,74 @@ pub struct GraphStateDelta {
     /// Replace.
     #[serde(default)]
     pub finished_at: Option<String>,
+    /// Map merge.
+    #[serde(default)]
+    pub timings: BTreeMap<String, u64>,
+}
+
+impl GraphStateDelta {
+    /// A delta that appends one error.
+    pub fn error(e: PipelineError) -> Self {
+        GraphStateDelta {
+            errors: vec![e],
+            ..GraphStateDelta::default()
+        }
+    }
+
+    /// A delta that appends one warning of `node`.
+    pub fn warning(node: impl Into<String>, content: impl Into<String>) -> Self {
+        GraphStateDelta {
+            warnings: vec![WarningEntry {
+                node: node.into(),
+                content: content.into(),
+            }],
+            ..GraphStateDelta::default()
+        }
+    }
+
+    /// A delta that records how long `stage` took.
+    pub fn timing(stage: impl Into<String>, ms: u64) -> Self {
+        GraphStateDelta {
+            timings: BTreeMap::from([(stage.into(), ms)]),
+            ..GraphStateDelta::default()
+        }
+    }
+}
+
+/// The set-once fields, checked before a delta changes anything.
+#[derive(Clone)]
+struct Identity {
+    trace_id: String,
+    user_query: String,
+    user_context: UserContext,
+    datasource_id: String,
+}
+
+impl Identity {
+    fn of(state: &GraphState) -> Self {
+        Identity {
+            trace_id: state.trace_id.clone(),
+            user_query: state.user_query.clone(),
+            user_context: state.user_context.clone(),
+            datasource_id: state.datasource_id.clone().unwrap_or_default(),
+        }
+    }
+
+    /// Takes the delta's set-once writes; a second, different write is `INVALID_STATE`.
+    fn take(&mut self, delta: &GraphStateDelta) -> Result<(), PipelineError> {
+        set_once("trace_id", &mut self.trace_id, delta.trace_id.clone())?;
+        set_once("user_query", &mut self.user_query, delta.user_query.clone())?;
+        set_once(
+            "user_context",
+            &mut self.user_context,
+            delta.user_context.clone(),
+        )?;
+        set_once(
+            "datasource_id",
+            &mut self.datasource_id,
+            delta.datasource_id.clone(),
+        )
+    }
 }
 
 fn set_once<T: PartialEq + Clone + Default>(
@@ -323,40 +400,65 @@ impl GraphState {
     /// Merges one delta with each field's reducer. A second, different write to a
     /// set-once field is `INVALID_STATE`, and the state is left unchanged.
     pub fn apply(&mut self, delta: GraphStateDelta) -> Result<(), PipelineError> {
-        let mut next = self.clone();
-        set_once("trace_id", &mut next.trace_id, delta.trace_id)?;
-        set_once("user_query", &mut next.user_query, delta.user_query)?;
-        set_once("user_context", &mut next.user_context, delta.user_context)?;
-        if let Some(ds) = delta.datasource_id {
-            let mut current = next.datasource_id.clone().unwrap_or_default();
-            set_once("datasource_id", &mut current, Some(ds))?;
-            next.datasource_id = Some(current);
-        }
-        replace(
-            &mut next.datasource_resolver_response,
-            delta.datasource_resolver_response,
-        );
-        replace(&mut next.decomposer_response, delta.decomposer_response);
-        replace(
-            &mut next.global_planner_response,
-            delta.global_planner_response,
-        );
-        replace(&mut next.aggregator_response, delta.aggregator_response);
-        replace(
-            &mut next.answer_synthesizer_response,
-            delta.answer_synthesizer_response,
-        );
-        next.artifact_refs.extend(delta.artifact_refs);
-        next.subgraph_outputs.extend(delta.subgraph_outputs);
-        next.scan_status.extend(delta.scan_status);
-        next.errors.extend(delta.errors);
-        next.reasoning.extend(delta.reasoning);
-        next.warnings.extend(delta.warnings);
-        replace(&mut next.status, delta.status);
-        replace(&mut next.started_at, delta.started_at);
-        replace(&mut next.finished_at, delta.finished_at);
-        *self = next;
+        Identity::of(self).take(&delta)?;
+        self.merge_checked(delta);
         Ok(())
+    }
+
+    /// Merges a delta whose set-once writes were checked (no copy of the state).
+    fn merge_checked(&mut self, delta: GraphStateDelta) {
+        let GraphStateDelta {
+            trace_id,
+            user_query,
+            user_context,
+            datasource_id,
+            datasource_resolver_response,
+            decomposer_response,
+            global_planner_response,
+            aggregator_response,
+            answer_synthesizer_response,
+            artifact_refs,
+            subgraph_outputs,
+            scan_status,
+            errors,
+            reasoning,
+            warnings,
+            status,
+            started_at,
+            finished_at,
+            timings,
+        } = delta;
+        if let Some(v) = trace_id {
+            self.trace_id = v;
+        }
+        if let Some(v) = user_query {
+            self.user_query = v;
+        }
+        if let Some(v) = user_context {
+            self.user_context = v;
+        }
+        replace(&mut self.datasource_id, datasource_id);
+        replace(
+            &mut self.datasource_resolver_response,
+            datasource_resolver_response,
+        );
+        replace(&mut self.decomposer_response, decomposer_response);
+        replace(&mut self.global_planner_response, global_planner_response);
+        replace(&mut self.aggregator_response, aggregator_response);
+        replace(
+            &mut self.answer_synthesizer_response,
+            answer_synthesizer_response,
+        );
+        self.artifact_refs.extend(artifact_refs);
+        self.subgraph_outputs.extend(subgraph_outputs);
+        self.scan_status.extend(scan_status);
+        self.errors.extend(errors);
+        self.reasoning.extend(reasoning);
+        self.warnings.extend(warnings);
+        replace(&mut self.status, status);
+        replace(&mut self.started_at, started_at);
+        replace(&mut self.finished_at, finished_at);
+        self.timings.extend(timings);
     }
 
     /// Merges the deltas of parallel branches (one per DAG node) in ascending node-id
@@ -382,11 +484,13 @@ impl GraphState {
                 }
             }
         }
-        let mut next = self.clone();
-        for (_, delta) in deltas {
-            next.apply(delta)?;
+        let mut identity = Identity::of(self);
+        for (_, delta) in &deltas {
+            identity.take(delta)?;
         }
-        *self = next;
+        for (_, delta) in deltas {
+            self.merge_checked(delta);
+        }
         Ok(())
     }
 }
@@ -405,7 +509,7 @@ fn duplicate_key(node: &str, key: &str) -> PipelineError {
 /// One planning attempt of a scan (Rust addition).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Attempt {
-    /// 0-based attempt number.
+    /// 1-based attempt number (as the run log's `attempt`).
     pub attempt: u32,
     /// The plan of the attempt (opaque here).
     #[serde(default)]
@@ -416,6 +520,9 @@ pub struct Attempt {
     /// Errors of the attempt.
     #[serde(default)]
     pub errors: Vec<PipelineError>,
+    /// The feedback the attempt was planned with.
+    #[serde(default)]
+    pub feedback: Option<String>,
 }
 
 /// The state of one SQL-agent run (spec: graph-state.md §3). Node responses are opaque

@@ -147,8 +147,8 @@ fn pipeline_error_accepts_reference_keys_and_ignores_unknown_ones() {
 
 #[test]
 fn pipeline_error_stays_small() {
-    // Three strings, a boxed detail, two one-byte enums: keep it that way.
-    assert_eq!(size_of::<PipelineError>(), 88);
+    // Three strings, a boxed detail, a boxed scan id, two one-byte enums: keep it that way.
+    assert_eq!(size_of::<PipelineError>(), 104);
 }
 
 #[test]
@@ -510,7 +510,9 @@ proptest! {
         });
         s.subgraph_outputs.insert("sql_agent:scan_1:t".into(), SubgraphOutput {
             sub_query: Some(json!({"id": "sq_1"})), subgraph_id: "sql_agent:scan_1:t".into(), subgraph_name: Some("sql_agent".into()),
-            retry_count: 1, plan: None, sql_draft: Some("SELECT 1".into()), artifact: None, errors: vec![], reasoning: vec![
+            retry_count: 1, plan: None, sql_draft: Some("SELECT 1".into()), artifact: None, row_count: None,
+            attempts: vec![Attempt { attempt: 1, plan: None, sql: Some("SELECT 1".into()), errors: vec![err("executor", "y").in_subgraph("sql_agent:scan_1:t")], feedback: Some("f".into()) }],
+            errors: vec![], reasoning: vec![
                 ReasoningEntry { node: "n".into(), content: ReasoningContent::Lines(vec!["a".into(), "b".into()]), kind: Some(ReasoningKind::Warning) }
             ], status: ScanStatus::Failed,
         });
@@ -535,10 +537,11 @@ fn subgraph_state_round_trips_and_ignores_unknown_keys() {
     s.apply(SubgraphStateDelta {
         errors: vec![err("executor", "y")],
         attempts: vec![Attempt {
-            attempt: 0,
+            attempt: 1,
             plan: None,
             sql: Some("SELECT 1".into()),
             errors: vec![],
+            feedback: None,
         }],
         ..Default::default()
     });

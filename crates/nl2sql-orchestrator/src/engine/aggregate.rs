@@ -5,23 +5,31 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use nl2sql_aggregate::aggregate_from_store;
 use nl2sql_plan::ExecutionDag;
-use nl2sql_state::Node;
+use nl2sql_state::{GraphState, GraphStateDelta, Node};
 use serde_json::json;
 
 use super::ctx::RunCtx;
 use super::result::TerminalTable;
 use super::rows::{column_names, json_rows};
-use super::state::State;
+use super::state::{aggregator_response, warnings_of};
 
-/// `aggregator` (pipeline.md §2.5): partial evaluation over the artifacts.
-pub(super) async fn aggregator(ctx: &RunCtx, dag: &ExecutionDag, st: &mut State) {
-    let t = ctx.start(Node::Aggregator.as_str(), None, None);
-    let outcome = aggregate_from_store(dag, ctx.shared.artifacts.as_ref(), &st.artifacts).await;
+/// `aggregator` (pipeline.md §2.5): partial evaluation over the scans' artifacts. Its
+/// state delta: the terminal tables (`aggregator_response`), errors and warnings.
+pub(super) async fn aggregator(
+    ctx: &RunCtx,
+    dag: &ExecutionDag,
+    st: &GraphState,
+) -> GraphStateDelta {
+    const NODE: &str = Node::Aggregator.as_str();
+    let t = ctx.start(NODE, None, None);
+    let outcome = aggregate_from_store(dag, ctx.shared.artifacts.as_ref(), &st.artifact_refs).await;
+    let mut delta = GraphStateDelta::default();
     for e in &outcome.errors {
         let mut e = e.clone();
-        e.node = Node::Aggregator.into();
-        st.error(&e);
+        e.node = NODE.into();
+        delta.errors.push(e);
     }
+    let mut warnings = Vec::new();
     let max = ctx.shared.options.answer_rows;
     // A terminal node that could not be computed (one of its inputs failed) gives way to
     // the nearest parts upstream of it that were: a partial answer, said so in words.
@@ -34,7 +42,7 @@ pub(super) async fn aggregator(ctx: &RunCtx, dag: &ExecutionDag, st: &mut State)
         if parts.is_empty() {
             continue;
         }
-        st.warnings.push(format!(
+        warnings.push(format!(
             "The combined result '{terminal}' could not be computed; showing what could be: {}.",
             parts.join(", ")
         ));
@@ -44,9 +52,10 @@ pub(super) async fn aggregator(ctx: &RunCtx, dag: &ExecutionDag, st: &mut State)
             }
         }
     }
+    let mut terminal = Vec::new();
     for id in &shown {
         if let Some(batch) = outcome.tables.get(id) {
-            st.terminal.push(TerminalTable {
+            terminal.push(TerminalTable {
                 node_id: id.clone(),
                 columns: column_names(batch),
                 rows: json_rows(batch, usize::MAX),
@@ -54,16 +63,18 @@ pub(super) async fn aggregator(ctx: &RunCtx, dag: &ExecutionDag, st: &mut State)
             });
         }
     }
-    st.aggregator_ran = true;
-    ctx.log_node(Node::Aggregator.as_str(),
+    ctx.log_node(NODE,
         t,
         json!({
             "results": shown,
-            "row_counts": st.terminal.iter().map(|t| (t.node_id.clone(), t.total_rows)).collect::<BTreeMap<_, _>>(),
+            "row_counts": terminal.iter().map(|t| (t.node_id.clone(), t.total_rows)).collect::<BTreeMap<_, _>>(),
             "max_rows_to_answer": max,
         }),
         &outcome.errors,
     );
+    delta.warnings = warnings_of(NODE, warnings);
+    delta.aggregator_response = Some(aggregator_response(&terminal));
+    delta
 }
 
 /// The nodes nearest upstream of `node` (itself included) whose table was computed, in

@@ -1,12 +1,17 @@
 //! What a run and its scans share (`RunCtx`): the question, the caller, cancellation,
-//! the run log and the audit log, the planner calls and the run's seeded generator.
+//! the run log and the audit log, the planner calls and the run's seeded generator; and
+//! what every run of an engine shares (`Shared`).
 
+use std::collections::BTreeMap;
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime};
 
-use nl2sql_adapter::DatasourceBreaker as _;
-use nl2sql_planner::Step;
+use nl2sql_adapter::{CircuitBreaker, DatasourceBreaker as _};
+use nl2sql_artifacts::ArtifactStore;
+use nl2sql_index::{DatasourceDocs, SchemaIndex, SchemaStore};
+use nl2sql_planner::{Planner, Step};
 use nl2sql_planner_llm::capture_calls;
 use nl2sql_state::{AccessPolicy, ErrorCode, PipelineError, Severity, SplitMix64, UserContext};
 use serde::Serialize;
@@ -14,8 +19,9 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::audit::{AuditLog, snippet};
+use super::options::EngineOptions;
 use super::runlog::{Record, RunLog, millis};
-use super::{Shared, cancelled};
+use crate::datasources::DatasourceRegistry;
 
 /// What a run and its scans share.
 pub(crate) struct RunCtx {
@@ -237,4 +243,40 @@ impl RunCtx {
         });
         result
     }
+}
+
+/// Everything a run shares with its scans (cheap to clone: `Arc`s and settings).
+#[derive(Clone)]
+pub(crate) struct Shared {
+    pub(crate) registry: Arc<DatasourceRegistry>,
+    pub(crate) store: Arc<SchemaStore>,
+    pub(crate) index: Arc<dyn SchemaIndex>,
+    pub(crate) planner: Arc<dyn Planner>,
+    pub(crate) planner_breaker: Arc<CircuitBreaker>,
+    pub(crate) artifacts: Arc<dyn ArtifactStore>,
+    pub(crate) options: EngineOptions,
+    pub(crate) data_dir: Option<PathBuf>,
+    /// Descriptions and example questions by datasource id (documentation files).
+    pub(crate) docs: Arc<BTreeMap<String, DatasourceDocs>>,
+    /// Where audit events go (none: not recorded).
+    pub(crate) audit: Option<Arc<AuditLog>>,
+}
+
+/// The message of a caught panic.
+pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+/// A `CANCELLED` error from `node`.
+pub(crate) fn cancelled(node: &str) -> PipelineError {
+    PipelineError::new(
+        node,
+        ErrorCode::Cancelled,
+        Severity::Error,
+        "Pipeline cancelled by user.",
+    )
 }

@@ -7,15 +7,14 @@ use std::time::Instant;
 
 use nl2sql_plan::{DecomposerResponse, ExecutionDag, SubQuery};
 use nl2sql_planner::{DecomposeRequest, Step};
-use nl2sql_state::{ErrorCode, Node, PipelineError, ScanStatus, Severity};
+use nl2sql_state::{ErrorCode, GraphStateDelta, Node, PipelineError, ScanStatus, Severity};
 use nl2sql_validate::validate_decomposition;
 use serde_json::{Value, json};
 
 use super::ctx::RunCtx;
 use super::resolve::Resolved;
-use super::result::SubQueryReport;
 use super::runlog::millis;
-use super::state::State;
+use super::state::warnings_of;
 
 /// The decomposer's validated output.
 pub(super) struct Decomposed {
@@ -24,10 +23,16 @@ pub(super) struct Decomposed {
 }
 
 /// `decomposer` (pipeline.md §2.2): decompose, validate progressively, re-prompt with the
-/// findings, then `PLANNING_FAILURE`.
-pub(super) async fn decomposer(ctx: &RunCtx, res: &Resolved, st: &mut State) -> Option<Decomposed> {
+/// findings, then `PLANNING_FAILURE`. Its state delta (the normalised response, warnings,
+/// timing, error) and the validated decomposition.
+pub(super) async fn decomposer(
+    ctx: &RunCtx,
+    res: &Resolved,
+) -> (GraphStateDelta, Option<Decomposed>) {
     const NODE: &str = Node::Decomposer.as_str();
     let t0 = Instant::now();
+    let mut warnings = Vec::new();
+    let mut error = None;
     let mut feedback: Option<String> = None;
     let tries = ctx.shared.options.decomposer_max_retries.saturating_add(1);
     let mut outcome = None;
@@ -69,7 +74,7 @@ pub(super) async fn decomposer(ctx: &RunCtx, res: &Resolved, st: &mut State) -> 
                     ));
                     continue;
                 }
-                st.error(&e);
+                error = Some(e);
                 break;
             }
         };
@@ -83,7 +88,7 @@ pub(super) async fn decomposer(ctx: &RunCtx, res: &Resolved, st: &mut State) -> 
                     format!("Decomposition failed: {e}"),
                 );
                 ctx.log_node(NODE, t, Value::Null, std::slice::from_ref(&e));
-                st.error(&e);
+                error = Some(e);
                 break;
             }
         };
@@ -99,9 +104,7 @@ pub(super) async fn decomposer(ctx: &RunCtx, res: &Resolved, st: &mut State) -> 
             json!({"attempt": attempt, "validation": report.to_json()}),
             &findings,
         );
-        for w in &report.warnings {
-            st.warnings.push(w.message.clone());
-        }
+        warnings.extend(report.warnings.iter().map(|w| w.message.clone()));
         feedback = report.feedback();
         if report.is_ok()
             && let (Some(n), Some(dag)) = (report.normalized, report.dag)
@@ -114,34 +117,30 @@ pub(super) async fn decomposer(ctx: &RunCtx, res: &Resolved, st: &mut State) -> 
         }
         if attempt == tries {
             let text = feedback.clone().unwrap_or_default();
-            let e = PipelineError::new(
+            error = Some(PipelineError::new(
                 NODE,
                 ErrorCode::PlanningFailure,
                 Severity::Error,
                 format!("The decomposition failed validation after {attempt} attempt(s): {text}"),
-            );
-            st.error(&e);
+            ));
         }
     }
-    st.timings.insert(NODE.to_owned(), millis(t0.elapsed()));
-    if let Some(d) = &outcome {
-        st.unmapped_typed = d.response.unmapped_subqueries.clone();
-        st.unmapped = d
-            .response
-            .unmapped_subqueries
-            .iter()
-            .filter_map(|u| serde_json::to_value(u).ok())
-            .collect();
-    }
-    outcome
+    let mut delta = GraphStateDelta::timing(NODE, millis(t0.elapsed()));
+    delta.warnings = warnings_of(NODE, warnings);
+    delta.errors.extend(error);
+    delta.decomposer_response = outcome
+        .as_ref()
+        .and_then(|d| serde_json::to_value(&d.response).ok());
+    (delta, outcome)
 }
 
-/// `global_planner` (pipeline.md §2.3): the DAG validated with the decomposition.
-pub(super) fn global_planner(
-    ctx: &RunCtx,
-    d: Decomposed,
-    st: &mut State,
-) -> Option<(ExecutionDag, BTreeMap<String, SubQuery>)> {
+/// The DAG and its sub-queries by id.
+pub(super) type Planned = (ExecutionDag, BTreeMap<String, SubQuery>);
+
+/// `global_planner` (pipeline.md §2.3): the DAG validated with the decomposition. Its
+/// state delta (the DAG, every scan pending, timing) and the DAG with its sub-queries,
+/// when there is a scan to run.
+pub(super) fn global_planner(ctx: &RunCtx, d: Decomposed) -> (GraphStateDelta, Option<Planned>) {
     let t = ctx.start(Node::Decomposer.as_str(), None, None);
     let dag = d.dag;
     ctx.log_node(
@@ -150,32 +149,20 @@ pub(super) fn global_planner(
         json!({"dag_id": dag.dag_id, "layers": dag.layers}),
         &[],
     );
-    st.timings
-        .insert("global_planner".to_owned(), millis(t.1.elapsed()));
+    let mut delta = GraphStateDelta::timing("global_planner", millis(t.1.elapsed()));
     let queries: BTreeMap<String, SubQuery> = d
         .response
         .sub_queries
         .into_iter()
         .map(|q| (q.id.clone(), q))
         .collect();
-    st.subqueries = queries
-        .values()
-        .map(|q| SubQueryReport {
-            id: q.id.clone(),
-            datasource_id: q.datasource_id.clone(),
-            intent: q.intent.clone(),
-            status: ScanStatus::Pending,
-            plan: None,
-            sql: None,
-            attempts: 0,
-            row_count: None,
-            artifact: None,
-            attempt_log: Vec::new(),
-        })
+    delta.scan_status = queries
+        .keys()
+        .map(|id| (id.clone(), ScanStatus::Pending))
         .collect();
-    st.dag = Some(dag.clone());
+    delta.global_planner_response = serde_json::to_value(&dag).ok();
     if queries.is_empty() {
-        return None;
+        return (delta, None);
     }
-    Some((dag, queries))
+    (delta, Some((dag, queries)))
 }

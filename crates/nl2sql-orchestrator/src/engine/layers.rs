@@ -4,46 +4,52 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use nl2sql_plan::{ExecutionDag, SubQuery};
-use nl2sql_state::{ErrorCode, Node, PipelineError, ScanStatus, Severity};
+use nl2sql_state::{
+    ErrorCode, GraphState, GraphStateDelta, Node, PipelineError, ScanStatus, Severity,
+};
 use serde_json::json;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tracing::Instrument as _;
 
 use super::ctx::RunCtx;
-use super::result::ErrorReport;
-use super::scan::{ScanOutcome, run_scan};
-use super::state::State;
+use super::scan::run_scan;
+use super::state::{merge, subgraph_id};
 
 /// `layer_router` (pipeline.md §2.4): each layer's pending scans, concurrently, at most
-/// `max_parallel_scans` at a time; outcomes merged in node-id order.
+/// `max_parallel_scans` at a time. A layer's scans are marked running before they start;
+/// their deltas are merged when the layer ends, in node-id order
+/// ([`GraphState::merge_parallel`]), so the state does not depend on scheduling.
 pub(super) async fn layer_router(
     ctx: &Arc<RunCtx>,
     dag: &ExecutionDag,
     queries: &BTreeMap<String, SubQuery>,
-    st: &mut State,
+    st: &mut GraphState,
 ) {
     let permits = Arc::new(Semaphore::new(ctx.shared.options.max_parallel_scans.max(1)));
     for layer in &dag.layers {
         let pending: Vec<&SubQuery> = layer
             .iter()
             .filter_map(|id| queries.get(id))
-            .filter(|q| {
-                st.subqueries
-                    .iter()
-                    .any(|s| s.id == q.id && s.status == ScanStatus::Pending)
-            })
+            .filter(|q| st.scan_status.get(&q.id) == Some(&ScanStatus::Pending))
             .collect();
         if pending.is_empty() {
             continue;
         }
         let t = ctx.start(Node::LayerRouter.as_str(), None, None);
-        let mut set: JoinSet<ScanOutcome> = JoinSet::new();
+        merge(
+            st,
+            GraphStateDelta {
+                scan_status: pending
+                    .iter()
+                    .map(|q| (q.id.clone(), ScanStatus::Running))
+                    .collect(),
+                ..GraphStateDelta::default()
+            },
+        );
+        let mut set: JoinSet<GraphStateDelta> = JoinSet::new();
         let mut task_ids = BTreeMap::new();
         for q in &pending {
-            if let Some(s) = st.subqueries.iter_mut().find(|s| s.id == q.id) {
-                s.status = ScanStatus::Running;
-            }
             let ctx = Arc::clone(ctx);
             let permits = Arc::clone(&permits);
             let q = (*q).clone();
@@ -61,31 +67,20 @@ pub(super) async fn layer_router(
             );
             task_ids.insert(handle.id(), scan_id);
         }
-        let mut outcomes = Vec::new();
+        let mut deltas = Vec::new();
         while let Some(joined) = set.join_next_with_id().await {
-            match joined {
-                Ok((_, o)) => outcomes.push(o),
-                Err(e) => {
-                    // A panic inside a scan: that scan failed, the others go on.
-                    let err = PipelineError::new(
-                        "sql_agent",
-                        ErrorCode::ExecutorCrash,
-                        Severity::Critical,
-                        format!("The scan task failed: {e}"),
-                    );
-                    let id = task_ids.get(&e.id()).cloned().unwrap_or_default();
-                    if let Some(s) = st.subqueries.iter_mut().find(|s| s.id == id) {
-                        s.status = ScanStatus::Failed;
-                        st.errors
-                            .push(ErrorReport::of_scan(&err, &s.id, &s.datasource_id));
-                        st.blocking.push(err);
-                    } else {
-                        st.error(&err);
-                    }
-                }
-            }
+            let task = match &joined {
+                Ok((task, _)) => *task,
+                Err(e) => e.id(),
+            };
+            let id = task_ids.get(&task).cloned().unwrap_or_default();
+            let delta = match joined {
+                Ok((_, delta)) => delta,
+                // A panic inside a scan: that scan failed, the others go on.
+                Err(e) => crashed(&id, &ctx.trace_id, &e.to_string()),
+            };
+            deltas.push((id, delta));
         }
-        outcomes.sort_by(|a, b| a.report.id.cmp(&b.report.id));
         let ids: Vec<&str> = pending.iter().map(|q| q.id.as_str()).collect();
         ctx.log_node(
             Node::LayerRouter.as_str(),
@@ -93,33 +88,46 @@ pub(super) async fn layer_router(
             json!({"dispatched": ids}),
             &[],
         );
-        for o in outcomes {
-            for e in &o.errors {
-                st.errors.push(ErrorReport::of_scan(
-                    e,
-                    &o.report.id,
-                    &o.report.datasource_id,
-                ));
-            }
-            let id = o.report.id.clone();
-            if o.report.status != ScanStatus::Succeeded {
-                st.warnings.push(format!(
-                    "Sub-query {} on datasource '{}' produced no result ({}).",
-                    o.report.id,
-                    o.report.datasource_id,
-                    serde_json::to_value(o.report.status)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_owned))
-                        .unwrap_or_default()
-                ));
-            }
-            st.warnings.extend(o.warnings);
-            if let Some(a) = &o.report.artifact {
-                st.artifacts.insert(o.report.id.clone(), a.clone());
-            }
-            if let Some(s) = st.subqueries.iter_mut().find(|s| s.id == id) {
-                *s = o.report;
-            }
+        if let Err(e) = st.merge_parallel(deltas) {
+            merge(st, GraphStateDelta::error(e));
         }
+    }
+}
+
+/// The delta of scan `id`, whose task failed (panicked) before it returned one.
+fn crashed(id: &str, trace_id: &str, why: &str) -> GraphStateDelta {
+    let err = PipelineError::new(
+        "sql_agent",
+        ErrorCode::ExecutorCrash,
+        Severity::Critical,
+        format!("The scan task failed: {why}"),
+    )
+    .in_subgraph(&subgraph_id(id, trace_id));
+    GraphStateDelta {
+        scan_status: BTreeMap::from([(id.to_owned(), ScanStatus::Failed)]),
+        errors: vec![err],
+        ..GraphStateDelta::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use nl2sql_state::{ErrorCode, GraphState, ScanStatus};
+
+    use super::crashed;
+
+    #[test]
+    fn a_scan_that_panicked_fails_alone_with_an_error_of_its_own() {
+        let mut st = GraphState::new("t", "q", nl2sql_state::UserContext::default());
+        st.scan_status.insert("a".into(), ScanStatus::Running);
+        st.scan_status.insert("b".into(), ScanStatus::Running);
+        st.merge_parallel(vec![("a".into(), crashed("a", "t", "boom"))])
+            .expect("one branch");
+        assert_eq!(st.scan_status["a"], ScanStatus::Failed);
+        assert_eq!(st.scan_status["b"], ScanStatus::Running);
+        let e = &st.errors[0];
+        assert_eq!(e.code, ErrorCode::ExecutorCrash);
+        assert_eq!(e.subgraph_id.as_deref(), Some("sql_agent:a:t"));
+        assert!(e.message.contains("boom"), "{}", e.message);
     }
 }

@@ -47,6 +47,7 @@ use nl2sql_state::{
 };
 
 use crate::datasources::DatasourceRegistry;
+use ctx::{Shared, panic_text};
 
 pub use audit::{AUDIT_BACKUPS, AUDIT_MAX_BYTES, AuditLog, redact};
 pub use options::{
@@ -55,8 +56,8 @@ pub use options::{
 };
 pub use result::{AttemptReport, ErrorReport, RunResult, SubQueryReport, TerminalTable};
 pub use runlog::{
-    RunEvent, RunEvents, RunLogEntry, read_run_log, recorded_question, run_log_path,
-    write_replay_cassette,
+    FINAL_STATE_NODE, RunEvent, RunEvents, RunLogEntry, read_run_log, recorded_question,
+    run_log_path, write_replay_cassette,
 };
 
 /// Where RBAC comes from.
@@ -68,23 +69,6 @@ enum Policy {
     File(PolicyFile),
     /// One fixed access policy for every caller.
     Fixed(AccessPolicy),
-}
-
-/// Everything a run shares with its scans (cheap to clone: `Arc`s and settings).
-#[derive(Clone)]
-pub(crate) struct Shared {
-    pub(crate) registry: Arc<DatasourceRegistry>,
-    pub(crate) store: Arc<SchemaStore>,
-    pub(crate) index: Arc<dyn SchemaIndex>,
-    pub(crate) planner: Arc<dyn Planner>,
-    pub(crate) planner_breaker: Arc<CircuitBreaker>,
-    pub(crate) artifacts: Arc<dyn ArtifactStore>,
-    pub(crate) options: EngineOptions,
-    pub(crate) data_dir: Option<PathBuf>,
-    /// Descriptions and example questions by datasource id (documentation files).
-    pub(crate) docs: Arc<BTreeMap<String, DatasourceDocs>>,
-    /// Where audit events go (none: not recorded).
-    pub(crate) audit: Option<Arc<AuditLog>>,
 }
 
 /// The pipeline facade: datasources, schema store and index, planner, artifact store and
@@ -522,23 +506,4 @@ impl Engine {
             timings: BTreeMap::from([("total".to_owned(), duration_ms)]),
         }
     }
-}
-
-/// The message of a caught panic.
-pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_owned())
-}
-
-/// A `CANCELLED` error from `node`.
-pub(crate) fn cancelled(node: &str) -> PipelineError {
-    PipelineError::new(
-        node,
-        ErrorCode::Cancelled,
-        Severity::Error,
-        "Pipeline cancelled by user.",
-    )
 }

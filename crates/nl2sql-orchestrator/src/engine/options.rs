@@ -283,8 +283,8 @@ pub struct AskOptions {
     /// A caller-supplied trace id (a UUID); a fresh one otherwise.
     pub trace_id: Option<nl2sql_state::TraceId>,
     /// Where to send the run's live events (each node as it starts and ends), for a
-    /// caller that streams the run ([`RunEvents::channel`](super::RunEvents::channel)).
-    pub events: Option<super::RunEvents>,
+    /// caller that streams the run ([`RunEvents::channel`](super::runlog::RunEvents::channel)).
+    pub events: Option<super::runlog::RunEvents>,
 }
 
 impl AskOptions {

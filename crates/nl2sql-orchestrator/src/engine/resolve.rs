@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use nl2sql_index::{DATASOURCE_K, route_datasources};
 use nl2sql_plan::DatasourceResolution;
 use nl2sql_planner::DatasourceInfo;
-use nl2sql_state::{ErrorCode, MismatchPolicy, Node, PipelineError, Severity};
+use nl2sql_state::{ErrorCode, GraphStateDelta, MismatchPolicy, Node, PipelineError, Severity};
 use serde_json::{Value, json};
 
 use super::ctx::RunCtx;
 use super::options::AskOptions;
 use super::runlog::millis;
-use super::state::State;
+use super::state::warnings_of;
 
 /// The resolver's output.
 pub(super) struct Resolved {
@@ -20,13 +20,11 @@ pub(super) struct Resolved {
     pub(super) datasources: Vec<DatasourceInfo>,
 }
 
-/// `intent_guard`: false (and an `INTENT_VIOLATION`) when the question asks to change
-/// data; nothing else runs then.
-pub(super) fn intent_guard(ctx: &RunCtx, st: &mut State) -> bool {
+/// `intent_guard`: an `INTENT_VIOLATION` when the question asks to change data; nothing
+/// else runs then.
+pub(super) fn intent_guard(ctx: &RunCtx) -> Option<PipelineError> {
     let t = ctx.start(Node::IntentGuard.as_str(), None, None);
-    let Some(verb) = super::intent::write_intent(&ctx.question) else {
-        return true;
-    };
+    let verb = super::intent::write_intent(&ctx.question)?;
     let e = PipelineError::new(
         Node::IntentGuard,
         ErrorCode::IntentViolation,
@@ -39,8 +37,7 @@ pub(super) fn intent_guard(ctx: &RunCtx, st: &mut State) -> bool {
         json!({"verb": verb}),
         std::slice::from_ref(&e),
     );
-    st.error(&e);
-    false
+    Some(e)
 }
 
 /// A datasource the resolver considers, with what the decomposer is told of it.
@@ -65,11 +62,14 @@ impl Candidate {
     }
 }
 
-/// `datasource_resolver` (pipeline.md §2.1).
-pub(super) async fn resolver(ctx: &RunCtx, opts: &AskOptions, st: &mut State) -> Option<Resolved> {
-    let t = ctx.start(Node::DatasourceResolver.as_str(), None, None);
-    let out = resolve(ctx, opts, st);
-    let (delta, errors) = match &out {
+/// `datasource_resolver` (pipeline.md §2.1): its state delta (response, warnings, timing,
+/// error) and the datasources, when it resolved some.
+pub(super) fn resolver(ctx: &RunCtx, opts: &AskOptions) -> (GraphStateDelta, Option<Resolved>) {
+    const NODE: &str = Node::DatasourceResolver.as_str();
+    let t = ctx.start(NODE, None, None);
+    let mut warnings = Vec::new();
+    let out = resolve(ctx, opts, &mut warnings);
+    let (response, errors) = match &out {
         Ok(r) => (
             json!({
                 "resolved": r.datasources.iter().map(|d| &d.id).collect::<Vec<_>>(),
@@ -81,22 +81,19 @@ pub(super) async fn resolver(ctx: &RunCtx, opts: &AskOptions, st: &mut State) ->
         ),
         Err(e) => (Value::Null, vec![e.clone()]),
     };
-    ctx.log_node(Node::DatasourceResolver.as_str(), t, delta, &errors);
-    st.timings
-        .insert(Node::DatasourceResolver.into(), millis(t.1.elapsed()));
-    match out {
-        Ok(r) => Some(r),
-        Err(e) => {
-            st.error(&e);
-            None
-        }
-    }
+    ctx.log_node(NODE, t, response.clone(), &errors);
+    let mut delta = GraphStateDelta::timing(NODE, millis(t.1.elapsed()));
+    delta.warnings = warnings_of(NODE, warnings);
+    delta.errors = errors;
+    delta.datasource_resolver_response = (!response.is_null()).then_some(response);
+    (delta, out.ok())
 }
 
+/// The resolution; warnings go to `warnings`.
 pub(super) fn resolve(
     ctx: &RunCtx,
     opts: &AskOptions,
-    st: &mut State,
+    warnings: &mut Vec<String>,
 ) -> Result<Resolved, PipelineError> {
     const NODE: &str = Node::DatasourceResolver.as_str();
     let registry = &ctx.shared.registry;
@@ -135,7 +132,7 @@ pub(super) fn resolve(
                     )
                 })?;
         // The router's warning (no candidate within its thresholds) reaches the answer.
-        st.warnings.extend(routing.warnings);
+        warnings.extend(routing.warnings);
         for c in routing.candidates {
             if !registered.contains(&c.datasource_id) {
                 unsupported.insert(c.datasource_id);
@@ -169,7 +166,7 @@ pub(super) fn resolve(
                 }
             }
             if !candidates.is_empty() {
-                st.warnings.push(
+                warnings.push(
                     "No datasource document matched the question; every indexed datasource was considered."
                         .to_owned(),
                 );
@@ -262,7 +259,7 @@ pub(super) fn resolve(
                     message,
                 ));
             }
-            MismatchPolicy::Warn => st.warnings.push(message),
+            MismatchPolicy::Warn => warnings.push(message),
             MismatchPolicy::Ignore => {}
         }
     }

@@ -2,8 +2,12 @@
 
 use std::collections::BTreeMap;
 
+use nl2sql_plan::SubQuery;
 use nl2sql_planner::FinalAnswer;
-use nl2sql_state::{ArtifactRef, ErrorCode, PipelineError, RunStatus, ScanStatus, Severity};
+use nl2sql_state::{
+    ArtifactRef, ErrorCode, GraphState, PipelineError, RunStatus, ScanStatus, Severity,
+    SubgraphOutput,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -149,5 +153,115 @@ impl RunResult {
     /// The scan with id `id`.
     pub fn subquery(&self, id: &str) -> Option<&SubQueryReport> {
         self.subqueries.iter().find(|s| s.id == id)
+    }
+}
+
+impl RunResult {
+    /// The result of a run, read from its final state (`status` set).
+    pub(super) fn from_state(mut st: GraphState) -> RunResult {
+        let queries = super::state::sub_queries(&st);
+        // Scan ids → (sub-query id, datasource id), to report a scan's errors with it.
+        let scans: BTreeMap<String, (&str, &str)> = queries
+            .iter()
+            .map(|q| {
+                (
+                    super::state::subgraph_id(&q.id, &st.trace_id),
+                    (q.id.as_str(), q.datasource_id.as_str()),
+                )
+            })
+            .collect();
+        let report = |e: &PipelineError| match e.subgraph_id.as_deref().and_then(|id| scans.get(id))
+        {
+            Some((id, ds)) => ErrorReport::of_scan(e, id, ds),
+            None => ErrorReport::of(e),
+        };
+        let errors: Vec<ErrorReport> = st.errors.iter().map(report).collect();
+        let subqueries: Vec<SubQueryReport> = queries
+            .iter()
+            .map(|q| {
+                let status = st
+                    .scan_status
+                    .get(&q.id)
+                    .copied()
+                    .unwrap_or(ScanStatus::Pending);
+                let output = st
+                    .subgraph_outputs
+                    .get(&super::state::subgraph_id(&q.id, &st.trace_id));
+                SubQueryReport::of(q, status, output)
+            })
+            .collect();
+        let terminal: Vec<TerminalTable> = st
+            .aggregator_response
+            .take()
+            .and_then(|mut v| v.get_mut("terminal_results").map(Value::take))
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default();
+        let answer = st
+            .answer_synthesizer_response
+            .take()
+            .and_then(|mut v| v.get_mut("final_answer").map(Value::take))
+            .and_then(|v| serde_json::from_value(v).ok());
+        let unmapped = super::state::unmapped(&st)
+            .iter()
+            .filter_map(|u| serde_json::to_value(u).ok())
+            .collect();
+        let status = st.status.unwrap_or(RunStatus::Failed);
+        let first = terminal.first();
+        RunResult {
+            trace_id: st.trace_id,
+            status,
+            success: status == RunStatus::Succeeded,
+            answer,
+            columns: first.map(|t| t.columns.clone()),
+            rows: first.map(|t| t.rows.clone()),
+            terminal_results: terminal,
+            subqueries,
+            unmapped,
+            dag: st.global_planner_response,
+            errors,
+            warnings: st.warnings.into_iter().map(|w| w.content).collect(),
+            timings: st.timings,
+        }
+    }
+}
+
+impl SubQueryReport {
+    /// The report of sub-query `q`, from what its scan left in the state (if it ran).
+    fn of(q: &SubQuery, status: ScanStatus, output: Option<&SubgraphOutput>) -> Self {
+        let mut report = SubQueryReport {
+            id: q.id.clone(),
+            datasource_id: q.datasource_id.clone(),
+            intent: q.intent.clone(),
+            status,
+            plan: None,
+            sql: None,
+            attempts: 0,
+            row_count: None,
+            artifact: None,
+            attempt_log: Vec::new(),
+        };
+        if let Some(out) = output {
+            report.plan.clone_from(&out.plan);
+            report.sql.clone_from(&out.sql_draft);
+            report.attempts = u32::try_from(out.attempts.len()).unwrap_or(u32::MAX);
+            report.row_count = out.row_count;
+            report.artifact.clone_from(&out.artifact);
+            report.attempt_log = out
+                .attempts
+                .iter()
+                .map(|a| AttemptReport {
+                    attempt: a.attempt,
+                    plan: a.plan.clone(),
+                    sql: a.sql.clone(),
+                    errors: a
+                        .errors
+                        .iter()
+                        .map(|e| ErrorReport::of_scan(e, &q.id, &q.datasource_id))
+                        .collect(),
+                    feedback: a.feedback.clone(),
+                })
+                .collect();
+        }
+        report
     }
 }

@@ -7,8 +7,8 @@ use std::time::{Instant, SystemTime};
 use nl2sql_planner::AnswerRequest;
 use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{
-    AccessPolicy, ErrorCode, Node, PipelineError, RunStatus, ScanStatus, Severity, SplitMix64,
-    TraceId,
+    AccessPolicy, ErrorCode, GraphState, GraphStateDelta, Node, PipelineError, RunStatus,
+    ScanStatus, Severity, SplitMix64, TraceId,
 };
 use serde_json::json;
 use tracing::Instrument as _;
@@ -16,14 +16,14 @@ use tracing::Instrument as _;
 use super::aggregate::aggregator;
 use super::answer::answer_synthesizer;
 use super::ctx::RunCtx;
-use super::decompose::{decomposer, global_planner};
+use super::ctx::{Shared, cancelled};
+use super::decompose::{Planned, decomposer, global_planner};
 use super::layers::layer_router;
 use super::options::AskOptions;
 use super::resolve::{intent_guard, resolver};
 use super::result::RunResult;
-use super::runlog::{RunLog, millis};
-use super::state::State;
-use super::{Shared, cancelled};
+use super::runlog::{RunLog, iso8601, millis};
+use super::state::{answer_response, for_log, has_terminal, merge, run_blocking, unmapped};
 
 /// Runs one question.
 pub(crate) async fn run(
@@ -77,7 +77,8 @@ pub(crate) async fn run(
     result
 }
 
-/// [`run`] inside the run's span.
+/// [`run`] inside the run's span: the pipeline raced against cancellation and the global
+/// deadline, on one [`GraphState`] that outlives the race; the result is read from it.
 async fn run_in_span(
     ctx: Arc<RunCtx>,
     opts: &AskOptions,
@@ -85,11 +86,12 @@ async fn run_in_span(
     started: Instant,
     log_warning: Option<String>,
 ) -> RunResult {
-    let trace = ctx.trace_id.clone();
     let cancel = ctx.cancel.clone();
-    let mut st = State::default();
+    let mut st = GraphState::new(ctx.trace_id.clone(), ctx.question.clone(), ctx.user.clone());
+    st.datasource_id.clone_from(&opts.datasource);
+    st.started_at = Some(iso8601(SystemTime::now()));
     if let Some(w) = log_warning {
-        st.warnings.push(w);
+        merge(&mut st, GraphStateDelta::warning("run_log", w));
     }
 
     let stopped: Option<RunStatus> = tokio::select! {
@@ -103,97 +105,96 @@ async fn run_in_span(
 
     let status = match stopped {
         Some(s) => {
-            let e = match s {
-                RunStatus::TimedOut => PipelineError::new(
-                    "orchestrator",
-                    ErrorCode::PipelineTimeout,
-                    Severity::Error,
-                    format!(
-                        "The request timed out after {} ms; try a simpler question.",
-                        millis(global_timeout)
-                    ),
-                ),
-                _ => cancelled("orchestrator"),
-            };
-            for sq in &mut st.subqueries {
-                if matches!(sq.status, ScanStatus::Pending | ScanStatus::Running) {
-                    sq.status = ScanStatus::Cancelled;
-                }
-            }
-            st.error(&e);
-            if st.answer.is_none() {
-                let request = AnswerRequest {
-                    question: ctx.question.clone(),
-                    results: Vec::new(),
-                    unmapped: st.unmapped_typed.clone(),
-                    errors: st.blocking.clone(),
-                };
-                st.answer = Some(OfflinePlanner::new().answer_sync(&request));
-            }
-            ctx.log_node(
-                "orchestrator",
-                (SystemTime::now(), Instant::now()),
-                json!({"status": s}),
-                &[e],
-            );
+            stop(&ctx, &mut st, s, global_timeout);
             s
         }
         None => compute_status(&st, ctx.shared.options.execute),
     };
-    st.timings
-        .insert("total".to_owned(), millis(started.elapsed()));
+    let elapsed = millis(started.elapsed());
+    let mut done = GraphStateDelta::timing("total", elapsed);
+    done.status = Some(status);
+    done.finished_at = Some(iso8601(SystemTime::now()));
+    merge(&mut st, done);
     ctx.audit(
         "run_completed",
-        json!({"status": status, "duration_ms": millis(started.elapsed())}),
+        json!({"status": status, "duration_ms": elapsed}),
     );
     tracing::info!(
         target: "nl2sql::run",
         status = status.as_str(),
-        duration_ms = millis(started.elapsed()),
+        duration_ms = elapsed,
         errors = st.errors.len(),
         "run completed"
     );
-    let first = st.terminal.first();
-    RunResult {
-        trace_id: trace,
-        status,
-        success: status == RunStatus::Succeeded,
-        answer: st.answer,
-        columns: first.map(|t| t.columns.clone()),
-        rows: first.map(|t| t.rows.clone()),
-        terminal_results: st.terminal,
-        subqueries: st.subqueries,
-        unmapped: st.unmapped,
-        dag: st.dag.and_then(|d| serde_json::to_value(d).ok()),
-        errors: st.errors,
-        warnings: st.warnings,
-        timings: st.timings,
+    ctx.log.final_state(|| for_log(&mut st));
+    RunResult::from_state(st)
+}
+
+/// A run stopped by cancellation or its deadline: unfinished scans are cancelled, the
+/// error is kept, and the offline answer explains it when no answer was made.
+fn stop(ctx: &RunCtx, st: &mut GraphState, status: RunStatus, global_timeout: std::time::Duration) {
+    let e = match status {
+        RunStatus::TimedOut => PipelineError::new(
+            "orchestrator",
+            ErrorCode::PipelineTimeout,
+            Severity::Error,
+            format!(
+                "The request timed out after {} ms; try a simpler question.",
+                millis(global_timeout)
+            ),
+        ),
+        _ => cancelled("orchestrator"),
+    };
+    let mut delta = GraphStateDelta::error(e.clone());
+    delta.scan_status = st
+        .scan_status
+        .iter()
+        .filter(|(_, s)| matches!(s, ScanStatus::Pending | ScanStatus::Running))
+        .map(|(id, _)| (id.clone(), ScanStatus::Cancelled))
+        .collect();
+    merge(st, delta);
+    if st.answer_synthesizer_response.is_none() {
+        let request = AnswerRequest {
+            question: ctx.question.clone(),
+            results: Vec::new(),
+            unmapped: unmapped(st),
+            errors: run_blocking(st),
+        };
+        let answer = OfflinePlanner::new().answer_sync(&request);
+        merge(
+            st,
+            GraphStateDelta {
+                answer_synthesizer_response: Some(answer_response(&answer)),
+                ..GraphStateDelta::default()
+            },
+        );
     }
+    ctx.log_node(
+        "orchestrator",
+        (SystemTime::now(), Instant::now()),
+        json!({"status": status}),
+        &[e],
+    );
 }
 
 /// `succeeded | partial | failed` for a run that finished (pipeline.md §5).
-fn compute_status(st: &State, execute: bool) -> RunStatus {
-    let scan_failed = st
-        .subqueries
-        .iter()
-        .any(|s| s.status != ScanStatus::Succeeded);
+fn compute_status(st: &GraphState, execute: bool) -> RunStatus {
+    let scan_failed = st.scan_status.values().any(|s| *s != ScanStatus::Succeeded);
+    let unmapped = !unmapped(st).is_empty();
     if execute {
-        if st.terminal.is_empty() {
+        if !has_terminal(st) {
             return RunStatus::Failed;
         }
         let aggregator_errors = st.errors.iter().any(|e| e.node == Node::Aggregator);
-        if scan_failed || aggregator_errors || !st.unmapped.is_empty() {
+        if scan_failed || aggregator_errors || unmapped {
             return RunStatus::Partial;
         }
         RunStatus::Succeeded
     } else {
-        let any_ok = st
-            .subqueries
-            .iter()
-            .any(|s| s.status == ScanStatus::Succeeded);
-        if st.subqueries.is_empty() || !any_ok {
+        let any_ok = st.scan_status.values().any(|s| *s == ScanStatus::Succeeded);
+        if st.scan_status.is_empty() || !any_ok {
             RunStatus::Failed
-        } else if scan_failed || !st.unmapped.is_empty() {
+        } else if scan_failed || unmapped {
             RunStatus::Partial
         } else {
             RunStatus::Succeeded
@@ -201,40 +202,47 @@ fn compute_status(st: &State, execute: bool) -> RunStatus {
     }
 }
 
-/// The main graph. Every exit path goes through the answer synthesizer.
-async fn pipeline(ctx: &Arc<RunCtx>, opts: &AskOptions, st: &mut State) {
-    if !intent_guard(ctx, st) {
-        let t = Instant::now();
-        answer_synthesizer(ctx, st).await;
-        st.timings
-            .insert(Node::AnswerSynthesizer.into(), millis(t.elapsed()));
-        return;
-    }
-    let resolved = resolver(ctx, opts, st).await;
-    let dag_and_queries = match resolved {
-        Some(res) => {
-            let decomposed = decomposer(ctx, &res, st).await;
-            match decomposed {
-                Some(d) => global_planner(ctx, d, st),
-                None => None,
-            }
-        }
-        None => None,
-    };
-    if let Some((dag, sub_queries)) = dag_and_queries {
+/// The main graph, top to bottom: intent guard → datasource resolver → decomposer →
+/// global planner → layer router (the scans) → aggregator → answer synthesizer. Each
+/// stage returns its delta, merged here; every exit path goes through the answer
+/// synthesizer.
+async fn pipeline(ctx: &Arc<RunCtx>, opts: &AskOptions, st: &mut GraphState) {
+    if let Some(planned) = plan(ctx, opts, st).await {
+        let (dag, sub_queries) = planned;
         let t = Instant::now();
         layer_router(ctx, &dag, &sub_queries, st).await;
-        st.timings
-            .insert(Node::LayerRouter.into(), millis(t.elapsed()));
+        merge(
+            st,
+            GraphStateDelta::timing(Node::LayerRouter.as_str(), millis(t.elapsed())),
+        );
         if ctx.shared.options.execute {
             let t = Instant::now();
-            aggregator(ctx, &dag, st).await;
-            st.timings
+            let mut delta = aggregator(ctx, &dag, st).await;
+            delta
+                .timings
                 .insert(Node::Aggregator.into(), millis(t.elapsed()));
+            merge(st, delta);
         }
     }
     let t = Instant::now();
-    answer_synthesizer(ctx, st).await;
-    st.timings
+    let mut delta = answer_synthesizer(ctx, st).await;
+    delta
+        .timings
         .insert(Node::AnswerSynthesizer.into(), millis(t.elapsed()));
+    merge(st, delta);
+}
+
+/// The stages before the scans; the DAG and its sub-queries when there is a scan to run.
+async fn plan(ctx: &Arc<RunCtx>, opts: &AskOptions, st: &mut GraphState) -> Option<Planned> {
+    if let Some(e) = intent_guard(ctx) {
+        merge(st, GraphStateDelta::error(e));
+        return None;
+    }
+    let (delta, resolved) = resolver(ctx, opts);
+    merge(st, delta);
+    let (delta, decomposed) = decomposer(ctx, &resolved?).await;
+    merge(st, delta);
+    let (delta, planned) = global_planner(ctx, decomposed?);
+    merge(st, delta);
+    planned
 }

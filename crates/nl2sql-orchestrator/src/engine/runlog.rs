@@ -41,6 +41,10 @@ pub struct RunLogEntry {
     pub errors: Vec<PipelineError>,
 }
 
+/// The node of a run log's last entry, whose delta is the run's final state (seed 002's
+/// `GraphState`; terminal rows are not inlined, their counts are).
+pub const FINAL_STATE_NODE: &str = "graph_state";
+
 /// Where the run log of `trace_id` lives under `data_dir`.
 pub fn run_log_path(data_dir: &Path, trace_id: &str) -> PathBuf {
     data_dir.join("runs").join(format!("{trace_id}.jsonl"))
@@ -124,7 +128,7 @@ pub fn write_replay_cassette(entries: &[RunLogEntry], path: &Path) -> Result<usi
 /// The writer of one run's log (without a data dir it writes no file) and the sender of
 /// its live events (when the caller asked for them, [`AskOptions::events`]).
 ///
-/// [`AskOptions::events`]: super::AskOptions::events
+/// [`AskOptions::events`]: super::options::AskOptions::events
 #[derive(Debug)]
 pub(crate) struct RunLog {
     trace_id: String,
@@ -197,6 +201,32 @@ impl RunLog {
         if !self.has_file && self.events.is_none() {
             return;
         }
+        self.append(rec, true);
+    }
+
+    /// Appends the run's final state (seed 002's `GraphState`, terminal rows left out) as
+    /// the log's last entry, node [`FINAL_STATE_NODE`]. Written to the file only: a
+    /// streaming caller has had every node's entry; `state` is not built without a file.
+    pub(crate) fn final_state(&self, state: impl FnOnce() -> Value) {
+        if !self.has_file {
+            return;
+        }
+        let errors = [];
+        self.append(
+            Record {
+                node: FINAL_STATE_NODE,
+                subgraph_id: None,
+                attempt: None,
+                started_at: SystemTime::now(),
+                duration: Duration::ZERO,
+                delta: state(),
+                errors: &errors,
+            },
+            false,
+        );
+    }
+
+    fn append(&self, rec: Record<'_>, send: bool) {
         let Ok(mut guard) = self.file.lock() else {
             return;
         };
@@ -218,7 +248,7 @@ impl RunLog {
         };
         if written {
             *seq += 1;
-            if let Some(events) = &self.events {
+            if send && let Some(events) = &self.events {
                 events.send(RunEvent::NodeFinished(Box::new(entry)));
             }
         }
@@ -280,7 +310,7 @@ pub enum RunEvent {
 pub struct RunEvents(tokio::sync::mpsc::UnboundedSender<RunEvent>);
 
 impl RunEvents {
-    /// A channel: give the sender to [`AskOptions::events`](super::AskOptions::events),
+    /// A channel: give the sender to [`AskOptions::events`](super::options::AskOptions::events),
     /// read the run's events from the receiver.
     pub fn channel() -> (RunEvents, tokio::sync::mpsc::UnboundedReceiver<RunEvent>) {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();

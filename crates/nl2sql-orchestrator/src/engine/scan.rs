@@ -18,25 +18,16 @@ use nl2sql_planner::{PlanRequest, RefineRequest, Step};
 use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_sqlgen::SqlGenerator;
 use nl2sql_state::{
-    AccessPolicy, ArtifactRef, Backoff, ErrorCode, Node, PipelineError, ScanStatus, SchemaSnapshot,
-    Severity, sha256_hex,
+    AccessPolicy, ArtifactRef, Attempt as AttemptRecord, Backoff, ErrorCode, GraphStateDelta, Node,
+    PipelineError, ScanStatus, SchemaSnapshot, Severity, SubgraphOutput, sha256_hex,
 };
 use nl2sql_validate::{LogicalContext, validate_plan};
 use serde_json::{Value, json};
 
-use super::cancelled;
-use super::ctx::RunCtx;
+use super::ctx::{RunCtx, cancelled};
 use super::ground;
-use super::result::{AttemptReport, ErrorReport, SubQueryReport};
 use super::runlog::{Record, millis};
-
-/// What a scan leaves in the run.
-pub(crate) struct ScanOutcome {
-    pub(crate) report: SubQueryReport,
-    /// The errors that ended the scan (empty when it succeeded).
-    pub(crate) errors: Vec<PipelineError>,
-    pub(crate) warnings: Vec<String>,
-}
+use super::state::{subgraph_id, warnings_of};
 
 /// The per-scan context.
 struct Scan<'a> {
@@ -95,44 +86,94 @@ struct Attempt {
     done: bool,
 }
 
-/// Runs one scan to its end; every exit path yields an outcome.
-pub(crate) async fn run_scan(ctx: Arc<RunCtx>, sq: SubQuery) -> ScanOutcome {
+/// Runs one scan to its end; every exit path yields its delta to the run's state
+/// (spec graph-state.md §4): its status, its output, its artifact when it has one, the
+/// errors that ended it (marked as the scan's) and its warnings.
+pub(crate) async fn run_scan(ctx: Arc<RunCtx>, sq: SubQuery) -> GraphStateDelta {
     let scan = Scan {
         ctx: &ctx,
         sq: &sq,
-        subgraph_id: format!("sql_agent:{}:{}", sq.id, ctx.trace_id),
+        subgraph_id: subgraph_id(&sq.id, &ctx.trace_id),
     };
-    let mut report = SubQueryReport {
-        id: sq.id.clone(),
-        datasource_id: sq.datasource_id.clone(),
-        intent: sq.intent.clone(),
-        status: ScanStatus::Running,
+    let mut out = SubgraphOutput {
+        sub_query: serde_json::to_value(&sq).ok(),
+        subgraph_id: scan.subgraph_id.clone(),
+        subgraph_name: Some("sql_agent".to_owned()),
+        retry_count: 0,
         plan: None,
-        sql: None,
-        attempts: 0,
-        row_count: None,
+        sql_draft: None,
         artifact: None,
-        attempt_log: Vec::new(),
+        row_count: None,
+        attempts: Vec::new(),
+        errors: Vec::new(),
+        reasoning: Vec::new(),
+        status: ScanStatus::Running,
     };
     let mut warnings = Vec::new();
-    let errors = drive(&scan, &mut report, &mut warnings).await;
-    ScanOutcome {
-        report,
-        errors,
-        warnings,
-    }
+    let ending = drive(&scan, &mut out, &mut warnings).await;
+    scan_delta(&sq, out, ending, warnings)
 }
 
-/// The state machine; returns the errors that ended the scan.
+/// What scan `sq` leaves in the run's state.
+fn scan_delta(
+    sq: &SubQuery,
+    out: SubgraphOutput,
+    ending: Vec<PipelineError>,
+    warnings: Vec<String>,
+) -> GraphStateDelta {
+    let mut delta = GraphStateDelta::default();
+    if out.status != ScanStatus::Succeeded {
+        let status = serde_json::to_value(out.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        delta.warnings = warnings_of(
+            Node::LayerRouter.as_str(),
+            [format!(
+                "Sub-query {} on datasource '{}' produced no result ({status}).",
+                sq.id, sq.datasource_id
+            )],
+        );
+    }
+    delta.warnings.extend(warnings_of("sql_agent", warnings));
+    delta.errors = ending
+        .into_iter()
+        .map(|e| e.in_subgraph(&out.subgraph_id))
+        .collect();
+    delta.scan_status.insert(sq.id.clone(), out.status);
+    if let Some(a) = &out.artifact {
+        delta.artifact_refs.insert(sq.id.clone(), a.clone());
+    }
+    delta.subgraph_outputs.insert(out.subgraph_id.clone(), out);
+    delta
+}
+
+/// The state machine; returns the errors that ended the scan (those of its last attempt,
+/// or of the step that stopped it before or between attempts, also kept in `out.errors`).
 async fn drive(
     scan: &Scan<'_>,
-    report: &mut SubQueryReport,
+    out: &mut SubgraphOutput,
+    warnings: &mut Vec<String>,
+) -> Vec<PipelineError> {
+    let ending = drive_attempts(scan, out, warnings).await;
+    for e in &ending {
+        if !out.errors.contains(e) {
+            out.errors.push(e.clone());
+        }
+    }
+    ending
+}
+
+/// [`drive`] without the bookkeeping of its ending errors.
+async fn drive_attempts(
+    scan: &Scan<'_>,
+    out: &mut SubgraphOutput,
     warnings: &mut Vec<String>,
 ) -> Vec<PipelineError> {
     let ctx = scan.ctx;
     let ds = scan.sq.datasource_id.as_str();
     if ctx.cancel.is_cancelled() {
-        report.status = ScanStatus::Cancelled;
+        out.status = ScanStatus::Cancelled;
         return vec![cancelled("sql_agent")];
     }
     // The adapter (through the datasource's breaker): recorded only when it fails.
@@ -153,7 +194,7 @@ async fn drive(
                 json!({"datasource_id": ds}),
                 std::slice::from_ref(&err),
             );
-            report.status = ScanStatus::Failed;
+            out.status = ScanStatus::Failed;
             return vec![err];
         }
     };
@@ -173,7 +214,7 @@ async fn drive(
             e.node = Node::SchemaRetriever.into();
             e.severity = Severity::Critical;
             scan.log_error(Node::SchemaRetriever.as_str(), None, t, &e);
-            report.status = ScanStatus::Failed;
+            out.status = ScanStatus::Failed;
             return vec![e];
         }
     };
@@ -207,7 +248,7 @@ async fn drive(
     let mut attempt_no: u32 = 0;
     loop {
         attempt_no += 1;
-        report.attempts = attempt_no;
+        out.retry_count = attempt_no - 1;
         let plan_request = PlanRequest {
             question: ctx.question.clone(),
             sub_query: scan.sq.clone(),
@@ -225,23 +266,20 @@ async fn drive(
             warnings,
         )
         .await;
-        report.plan = a.plan.as_ref().and_then(|p| serde_json::to_value(p).ok());
-        report.sql.clone_from(&a.sql);
-        report.attempt_log.push(AttemptReport {
+        out.plan = a.plan.as_ref().and_then(|p| serde_json::to_value(p).ok());
+        out.sql_draft.clone_from(&a.sql);
+        out.errors.extend(a.errors.iter().cloned());
+        out.attempts.push(AttemptRecord {
             attempt: attempt_no,
-            plan: report.plan.clone(),
+            plan: out.plan.clone(),
             sql: a.sql.clone(),
-            errors: a
-                .errors
-                .iter()
-                .map(|e| ErrorReport::of_scan(e, &scan.sq.id, ds))
-                .collect(),
+            errors: a.errors.clone(),
             feedback: feedback.clone(),
         });
         if a.done {
-            report.status = ScanStatus::Succeeded;
-            report.artifact = a.artifact;
-            report.row_count = a.row_count;
+            out.status = ScanStatus::Succeeded;
+            out.artifact = a.artifact;
+            out.row_count = a.row_count;
             return Vec::new();
         }
         for e in &a.errors {
@@ -249,12 +287,12 @@ async fn drive(
         }
         // route(step).
         if ctx.cancel.is_cancelled() || a.errors.iter().any(|e| e.code == ErrorCode::Cancelled) {
-            report.status = ScanStatus::Cancelled;
+            out.status = ScanStatus::Cancelled;
             return a.errors;
         }
         let retryable = worth_retrying(&a.errors, ctx.shared.planner.ignores_feedback());
         if !retryable || attempt_no > options.max_retries {
-            report.status = ScanStatus::Failed;
+            out.status = ScanStatus::Failed;
             return a.errors;
         }
         // retry_handler: backoff with jitter, raced against cancellation.
@@ -282,7 +320,7 @@ async fn drive(
             &handler_errors,
         );
         if !waited {
-            report.status = ScanStatus::Cancelled;
+            out.status = ScanStatus::Cancelled;
             return handler_errors;
         }
         // refiner (falls back to the offline refiner).
@@ -309,7 +347,7 @@ async fn drive(
         let (text, refiner_errors) = match refined {
             Ok(f) => (f, Vec::new()),
             Err(e) if e.code == ErrorCode::Cancelled => {
-                report.status = ScanStatus::Cancelled;
+                out.status = ScanStatus::Cancelled;
                 return vec![e];
             }
             Err(e) => (OfflinePlanner::new().refine_sync(&refine), vec![e]),
@@ -407,7 +445,7 @@ async fn attempt(
                 Severity::Error,
                 format!(
                     "The logical validator stopped unexpectedly: {}",
-                    super::panic_text(&*panic)
+                    super::ctx::panic_text(&*panic)
                 ),
             );
             scan.log_error(Node::LogicalValidator.as_str(), Some(n), t, &e);

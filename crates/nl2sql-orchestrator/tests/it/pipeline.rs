@@ -9,14 +9,17 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use nl2sql_orchestrator::{
-    AskOptions, DatasourceRegistry, Engine, EngineOptions, RunResult, read_run_log,
+    AskOptions, DatasourceRegistry, Engine, EngineOptions, FINAL_STATE_NODE, RunResult,
+    read_run_log,
 };
 use nl2sql_plan::{DecomposerResponse, PlanModel};
 use nl2sql_planner::{
     AnswerRequest, DecomposeRequest, FinalAnswer, PlanRequest, Planner, RefineRequest,
 };
 use nl2sql_planner_offline::OfflinePlanner;
-use nl2sql_state::{ConfigFile, EnvSecrets, ErrorCode, PipelineError, RunStatus, ScanStatus};
+use nl2sql_state::{
+    ConfigFile, EnvSecrets, ErrorCode, GraphState, PipelineError, RunStatus, ScanStatus,
+};
 use nl2sql_test_support::TempDir;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -231,6 +234,18 @@ async fn a_vanished_datasource_gives_a_partial_answer_naming_it() {
             .iter()
             .any(|e| e.datasource_id.as_deref() == Some("plant_north"))
     );
+    // In the run's state the error is marked as the south scan's, whose output has it.
+    let st = final_state(&engine, &r);
+    let south_scan = format!("sql_agent:{}:{}", south_sq.id, r.trace_id);
+    let marked: Vec<_> = st
+        .errors
+        .iter()
+        .filter(|e| e.subgraph_id.as_deref() == Some(south_scan.as_str()))
+        .collect();
+    assert_eq!(marked.len(), south_errors.len(), "{:#?}", st.errors);
+    assert_eq!(st.subgraph_outputs[&south_scan].errors.len(), marked.len());
+    assert_eq!(st.scan_status.get(&south_sq.id), Some(&ScanStatus::Failed));
+    assert_eq!(st.status, Some(RunStatus::Partial));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -612,6 +627,70 @@ async fn an_invalid_first_plan_is_refined_and_retried() {
     let second = feedback[1].clone().unwrap_or_default();
     assert!(second.contains("COLUMN_NOT_FOUND"), "{second}");
     assert!(r.errors.is_empty(), "{:#?}", r.errors);
+}
+
+/// The final state of run `r` (seed 002's `GraphState`): the run log's last entry.
+fn final_state(engine: &Engine, r: &RunResult) -> GraphState {
+    let path = engine.run_log_path(&r.trace_id).expect("a data dir");
+    let entries = read_run_log(&path).expect("a readable run log");
+    let last = entries.last().expect("a run log");
+    assert_eq!(last.node, FINAL_STATE_NODE);
+    serde_json::from_value(last.delta.clone()).expect("the last entry is a GraphState")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_log_ends_with_the_graph_state_the_result_is_read_from() {
+    let dir = TempDir::new("state");
+    let planner = Arc::new(FlakyPlanner::default());
+    let engine = fixture_engine(dir.path(), planner).await;
+    let r = engine
+        .ask("List the names of all factories", AskOptions::default())
+        .await;
+    assert!(r.success, "{:#?}", r.errors);
+    let st = final_state(&engine, &r);
+    assert_eq!(st.trace_id, r.trace_id);
+    assert_eq!(st.user_query, "List the names of all factories");
+    assert_eq!(st.status, Some(RunStatus::Succeeded));
+    assert!(st.started_at.is_some() && st.finished_at.is_some());
+    assert_eq!(st.timings, r.timings);
+    assert!(st.timings.contains_key("layer_router") && st.timings.contains_key("total"));
+    assert_eq!(
+        st.warnings
+            .iter()
+            .map(|w| w.content.clone())
+            .collect::<Vec<_>>(),
+        r.warnings
+    );
+    assert!(st.errors.is_empty(), "{:#?}", st.errors);
+    // The scan: its status, artifact and output with both attempts.
+    let sq = &r.subqueries[0];
+    assert_eq!(st.scan_status.get(&sq.id), Some(&ScanStatus::Succeeded));
+    assert_eq!(st.artifact_refs.get(&sq.id), sq.artifact.as_ref());
+    let out = &st.subgraph_outputs[&format!("sql_agent:{}:{}", sq.id, r.trace_id)];
+    assert_eq!(out.status, ScanStatus::Succeeded);
+    assert_eq!(out.retry_count, 1);
+    assert_eq!(out.row_count, Some(3));
+    assert_eq!(out.sql_draft, sq.sql);
+    assert_eq!(out.attempts.len(), 2);
+    assert_eq!(out.attempts[0].attempt, 1);
+    assert_eq!(out.attempts[0].errors[0].code, ErrorCode::ColumnNotFound);
+    assert_eq!(
+        out.errors, out.attempts[0].errors,
+        "every error of the scan"
+    );
+    let feedback = out.attempts[1].feedback.clone().unwrap_or_default();
+    assert!(feedback.contains("COLUMN_NOT_FOUND"), "{feedback}");
+    // The responses: DAG, terminal table (counted, its rows not inlined), answer.
+    assert_eq!(st.global_planner_response, r.dag);
+    let table = &st.aggregator_response.as_ref().unwrap()["terminal_results"][0];
+    assert_eq!(table["total_rows"], json!(3));
+    assert_eq!(table["columns"], json!(r.columns.clone().unwrap()));
+    assert!(table.get("rows").is_none(), "{table}");
+    let answer = &st.answer_synthesizer_response.as_ref().unwrap()["final_answer"];
+    assert_eq!(
+        answer,
+        &serde_json::to_value(r.answer.as_ref().unwrap()).unwrap()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

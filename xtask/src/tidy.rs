@@ -4,12 +4,15 @@
 //! run reports every problem. The `tidy_is_clean` test in `tidy/tests.rs` runs the same
 //! checks under `cargo test`.
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 
 use crate::codegen;
+
+mod imports;
 
 /// Fixture files above this size fail tidy (apache/datafusion caps them at 1.5 MB too).
 pub(crate) const MAX_FIXTURE_BYTES: u64 = 1_500_000;
@@ -56,6 +59,46 @@ pub(crate) fn check(root: &Path) -> Vec<String> {
     problems.extend(check_error_code_docs(root));
     problems.extend(check_unguarded_calls(root));
     problems.extend(check_architecture_map(root));
+    problems.extend(check_import_cycles(root));
+    problems
+}
+
+/// No two files of one crate import each other, directly or through others
+/// ([`imports::cycles`]); the cycles that predate the check are listed in
+/// [`imports::KNOWN_CYCLES`] until they are removed.
+fn check_import_cycles(root: &Path) -> Vec<String> {
+    let mut found = BTreeSet::new();
+    let mut crates: Vec<PathBuf> = fs::read_dir(root.join("crates"))
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    crates.push(root.join("xtask"));
+    crates.sort();
+    for dir in crates {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for cycle in imports::cycles(&dir.join("src")) {
+            found.insert(format!("{name}: {}", cycle.join(", ")));
+        }
+    }
+    let known: BTreeSet<String> = imports::KNOWN_CYCLES
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let mut problems: Vec<String> = found
+        .difference(&known)
+        .map(|c| {
+            format!(
+                "import cycle between files of one crate: {c} (move what they share into a file both import, ARCHITECTURE.md)"
+            )
+        })
+        .collect();
+    problems.extend(known.difference(&found).map(|c| {
+        format!(
+            "the import cycle '{c}' is gone: delete it from xtask/src/tidy/imports.rs KNOWN_CYCLES"
+        )
+    }));
     problems
 }
 

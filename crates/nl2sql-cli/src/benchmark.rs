@@ -155,11 +155,9 @@ enum ExportKind {
     Csv,
 }
 
-/// Runs the command; returns the exit code.
+/// Runs the command over a `--dataset` file (`--spider` runs `benchmark_spider::run`);
+/// returns the exit code.
 pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
-    if args.spider.is_some() {
-        return crate::benchmark_spider::run(args);
-    }
     let export = match &args.export_path {
         Some(p) => Some((p.clone(), export_kind(p)?)),
         None => None,

@@ -128,6 +128,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => doctor::run(&args),
         Command::ListAdapters(args) => list_adapters::run(&args),
         Command::Policy(args) => policy::run(&args),
+        Command::Benchmark(args) if args.spider.is_some() => benchmark_spider::run(&args),
         Command::Benchmark(args) => benchmark::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Mcp(args) => mcp::run(&args),

@@ -178,3 +178,26 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()
         .context("cannot start the async runtime")
 }
+
+/// The datasource id of `--datasource-id`, else the schema file's stem, else `default`
+/// (an error when a policy needs one and neither is given). Shared by `validate-plan`
+/// and `validate-sql`.
+pub(crate) fn datasource_id(
+    given: Option<&String>,
+    schema: Option<&PathBuf>,
+    has_policy: bool,
+) -> anyhow::Result<String> {
+    Ok(match (given, schema) {
+        (Some(id), _) => id.clone(),
+        (None, Some(path)) => path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .context(
+                "cannot derive a datasource id from the schema file name; pass --datasource-id",
+            )?,
+        (None, None) if has_policy => {
+            bail!("a policy needs a datasource id: pass --datasource-id or --schema")
+        }
+        (None, None) => "default".to_owned(),
+    })
+}

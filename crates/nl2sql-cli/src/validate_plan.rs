@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use nl2sql_plan::{PlanModel, parse_plan};
 use nl2sql_state::{Dialect, ErrorCode, Node, PipelineError, PolicyFile, SchemaContract, Severity};
 use nl2sql_validate::{LogicalContext, schema_from_ddl, schema_from_json, validate_plan};
@@ -159,29 +159,6 @@ fn read_plan(source: Option<&str>) -> anyhow::Result<String> {
     }
 }
 
-/// The datasource id of `--datasource-id`, else the schema file's stem, else `default`
-/// (an error when a policy needs one and neither is given). Shared by `validate-plan`
-/// and `validate-sql`.
-pub(crate) fn datasource_id(
-    given: Option<&String>,
-    schema: Option<&PathBuf>,
-    has_policy: bool,
-) -> anyhow::Result<String> {
-    Ok(match (given, schema) {
-        (Some(id), _) => id.clone(),
-        (None, Some(path)) => path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .context(
-                "cannot derive a datasource id from the schema file name; pass --datasource-id",
-            )?,
-        (None, None) if has_policy => {
-            bail!("a policy needs a datasource id: pass --datasource-id or --schema")
-        }
-        (None, None) => "default".to_owned(),
-    })
-}
-
 /// Parses the plan and, when a schema is given, runs the logical validator. A plan that
 /// does not parse is a finding, not an error; `Err` means a usage or configuration error.
 pub(crate) fn check(
@@ -189,7 +166,7 @@ pub(crate) fn check(
     dialect: Option<Dialect>,
     expected: &[String],
 ) -> anyhow::Result<Checked> {
-    let datasource_id = datasource_id(
+    let datasource_id = crate::source::datasource_id(
         options.datasource_id.as_ref(),
         options.schema.as_ref(),
         options.policy.is_some(),

@@ -130,7 +130,7 @@ impl Setup {
             bail!("--role needs a policy: pass --policy FILE (or --config with a policy file)");
         }
         let dialect = args.dialect.as_deref().map(parse_dialect).transpose()?;
-        let datasource_id = crate::validate_plan::datasource_id(
+        let datasource_id = crate::source::datasource_id(
             args.datasource_id.as_ref(),
             args.schema.as_ref(),
             args.policy.is_some(),

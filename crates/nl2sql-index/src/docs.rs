@@ -24,7 +24,20 @@ use std::collections::BTreeMap;
 use nl2sql_state::{SchemaMetadata, SchemaSnapshot, TableMetadata};
 use serde::Deserialize;
 
-use crate::indexing::DatasourceDocs;
+/// What to index a datasource with besides its schema.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DatasourceDocs {
+    /// The configured description (else the snapshot's, else empty).
+    pub description: Option<String>,
+    /// Business domains from the schema-documentation file (the datasource document's
+    /// `Domains`, handed to the decomposer); written into the snapshot's metadata.
+    pub domains: Vec<String>,
+    /// Example questions from the sample-questions file.
+    pub examples: Vec<String>,
+    /// Table and column descriptions from the schema-documentation file, by table name;
+    /// written into the snapshot's metadata before it is stored ([`crate::apply_docs`]).
+    pub tables: BTreeMap<String, TableDocs>,
+}
 
 /// The documentation format version this build reads.
 pub const DOCS_VERSION: u32 = 1;

@@ -10,7 +10,7 @@ use nl2sql_state::PipelineError;
 use serde::Serialize;
 
 use crate::chunk::{ChunkType, build_chunks};
-use crate::docs::{TableDocs, apply_docs};
+use crate::docs::{DatasourceDocs, apply_docs};
 use crate::index::SchemaIndex;
 use crate::store::SchemaStore;
 
@@ -80,21 +80,6 @@ pub enum IndexProgress {
         /// The error, as `[CODE] message`.
         message: String,
     },
-}
-
-/// What to index a datasource with besides its schema.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DatasourceDocs {
-    /// The configured description (else the snapshot's, else empty).
-    pub description: Option<String>,
-    /// Business domains from the schema-documentation file (the datasource document's
-    /// `Domains`, handed to the decomposer); written into the snapshot's metadata.
-    pub domains: Vec<String>,
-    /// Example questions from the sample-questions file.
-    pub examples: Vec<String>,
-    /// Table and column descriptions from the schema-documentation file, by table name;
-    /// written into the snapshot's metadata before it is stored ([`crate::apply_docs`]).
-    pub tables: BTreeMap<String, TableDocs>,
 }
 
 /// The outcome of [`index_all`].

@@ -36,11 +36,13 @@ pub use chunk::{
     Chunk, ChunkType, build_chunks, column_chunk_id, datasource_chunk_id, relationship_chunk_id,
     table_chunk_id,
 };
-pub use docs::{DOCS_VERSION, TableDocs, add_questions, add_schema_docs, apply_docs};
+pub use docs::{
+    DOCS_VERSION, DatasourceDocs, TableDocs, add_questions, add_schema_docs, apply_docs,
+};
 pub use index::{SchemaIndex, SearchFilter};
 pub use indexing::{
-    DatasourceDocs, IndexProgress, IndexReport, IndexStats, IndexStep, index_all,
-    index_all_with_workers, index_datasource,
+    IndexProgress, IndexReport, IndexStats, IndexStep, index_all, index_all_with_workers,
+    index_datasource,
 };
 pub use lexical::{BM25_B, BM25_K1, CacheStats, LexicalIndex, MMR_FETCH_FACTOR, MMR_LAMBDA};
 pub use retrieve::{

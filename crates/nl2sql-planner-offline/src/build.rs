@@ -4,8 +4,8 @@
 //! same output names on both sides.
 
 use nl2sql_plan::{
-    Aggregation, Dtype, ExpectedColumn, Expr, FilterOperator, FilterSpec, FilterValue, GroupBySpec,
-    LiteralValue, MetricSpec, Op, attribute_violation,
+    Aggregation, Dtype, ExpectedColumn, FilterOperator, FilterSpec, FilterValue, GroupBySpec,
+    MetricSpec, attribute_violation,
 };
 use serde_json::Value;
 
@@ -15,12 +15,10 @@ use super::link::{SchemaIndex, TypeClass};
 use super::text::{singular, split_ident};
 
 mod plan;
+mod terms;
 
 pub(crate) use plan::plan_model;
-
-/// Why a plan could not be built.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct BuildError(pub(crate) String);
+use terms::negate;
 
 /// The output names of an analysis, in output order, unique and identifier-like.
 pub(crate) fn output_names(a: &Analysis, index: &SchemaIndex) -> Vec<String> {
@@ -156,86 +154,6 @@ pub(crate) fn output_dtype(a: &Analysis, index: &SchemaIndex, o: Output) -> Opti
             }
         }
     }
-}
-
-/// Table aliases: the initials of the table's words (`production_runs` → `pr`), made
-/// unique with a digit and kept away from SQL keywords.
-fn aliases(index: &SchemaIndex, tables: &[usize]) -> Vec<String> {
-    const KEYWORDS: [&str; 30] = [
-        "as", "at", "by", "do", "go", "if", "in", "is", "no", "of", "on", "or", "to", "all", "and",
-        "any", "asc", "end", "for", "key", "not", "set", "top", "use", "desc", "from", "case",
-        "when", "then", "else",
-    ];
-    let mut out: Vec<String> = Vec::new();
-    for &t in tables {
-        let initials: String = split_ident(&index.tables[t].name)
-            .iter()
-            .filter_map(|w| w.chars().find(char::is_ascii_alphabetic))
-            .collect();
-        let base = if initials.is_empty() {
-            "t".to_owned()
-        } else {
-            initials
-        };
-        let mut alias = if KEYWORDS.contains(&base.as_str()) {
-            format!("{base}_t")
-        } else {
-            base.clone()
-        };
-        let mut k = 2;
-        while out.contains(&alias) {
-            alias = format!("{base}{k}");
-            k += 1;
-        }
-        out.push(alias);
-    }
-    out
-}
-
-fn literal(v: &Value) -> LiteralValue {
-    match v {
-        Value::Bool(b) => LiteralValue::Bool(*b),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => LiteralValue::Int(i),
-            None => LiteralValue::Float(n.as_f64().unwrap_or_default()),
-        },
-        Value::String(s) => LiteralValue::Str(s.clone()),
-        other => LiteralValue::Str(other.to_string()),
-    }
-}
-
-fn number_literal(x: f64) -> LiteralValue {
-    if x.fract() == 0.0 && x.abs() < 9.0e15 {
-        LiteralValue::Int(x as i64)
-    } else {
-        LiteralValue::Float(x)
-    }
-}
-
-fn op_of(op: CmpOp) -> Op {
-    match op {
-        CmpOp::Eq => Op::Eq,
-        CmpOp::NotEq => Op::NotEq,
-        CmpOp::Gt => Op::Gt,
-        CmpOp::GtEq => Op::GtEq,
-        CmpOp::Lt => Op::Lt,
-        CmpOp::LtEq => Op::LtEq,
-    }
-}
-
-fn negate(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Eq => CmpOp::NotEq,
-        CmpOp::NotEq => CmpOp::Eq,
-        CmpOp::Gt => CmpOp::LtEq,
-        CmpOp::GtEq => CmpOp::Lt,
-        CmpOp::Lt => CmpOp::GtEq,
-        CmpOp::LtEq => CmpOp::Gt,
-    }
-}
-
-fn and(exprs: Vec<Expr>) -> Option<Expr> {
-    exprs.into_iter().reduce(|l, r| Expr::binary(Op::And, l, r))
 }
 
 /// The semantic metrics, filters, group-by and expected schema of `a`.

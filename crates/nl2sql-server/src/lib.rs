@@ -24,6 +24,7 @@ mod config;
 mod error;
 mod health;
 pub mod mcp;
+mod post_query;
 mod query;
 mod state;
 mod stream;
@@ -50,7 +51,7 @@ pub use state::{AppState, Catalog, EngineFactory, PlannerInfo};
 /// CORS.
 pub fn router(state: AppState) -> Router {
     let api = Router::new()
-        .route("/query", post(query::post_query))
+        .route("/query", post(post_query::post_query))
         .route("/query/{trace_id}", get(query::get_query))
         .route("/health", get(health::health))
         .route("/ready", get(health::ready))

@@ -464,7 +464,7 @@ impl McpServer {
         caller: &Caller,
         req: QueryRequest,
         context: &RequestContext<RoleServer>,
-    ) -> Result<(RunResult, crate::QueryResponse), CallToolResult> {
+    ) -> Result<(RunResult, crate::query::QueryResponse), CallToolResult> {
         let prepared = Prepared::new(&self.state, caller, req).map_err(|e| api_error(&e))?;
         let cancel = self.state.shutdown_token().child_token();
         let _guard = cancel.clone().drop_guard();

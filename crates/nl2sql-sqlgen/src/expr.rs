@@ -10,7 +10,7 @@ use sqlparser::ast::{
     FunctionArgumentList, FunctionArguments, Ident, ObjectName, UnaryOperator, Value,
 };
 
-use crate::gen_error;
+use crate::error::gen_error;
 use crate::ident::{ident, object_name};
 
 /// Binding strength, lowest first (spec: sql-generation.md §4).

@@ -9,14 +9,14 @@
 //! are mapped (spec: sql-generation.md). Same plan, dialect and row limit give the same SQL,
 //! byte for byte. Failures are `SQL_GEN_FAILED` values. The crate does no IO.
 
+mod error;
 mod expr;
 mod ident;
 mod query;
 mod spelling;
 
 use nl2sql_plan::PlanModel;
-use nl2sql_state::Node;
-use nl2sql_state::{Dialect, ErrorCode, PipelineError, SchemaContract, Severity};
+use nl2sql_state::{Dialect, PipelineError, SchemaContract};
 
 pub use nl2sql_state::DEFAULT_ROW_LIMIT;
 
@@ -82,16 +82,6 @@ impl<'a> SqlGenerator<'a> {
             None => query::build_query(plan, self.dialect, self.row_limit),
         }
     }
-}
-
-/// A `SQL_GEN_FAILED` error (severity ERROR) from the generator node.
-pub(crate) fn gen_error(message: impl Into<String>) -> PipelineError {
-    PipelineError::new(
-        Node::SqlGenerator,
-        ErrorCode::SqlGenFailed,
-        Severity::Error,
-        message,
-    )
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@ use sqlparser::ast::{
     WildcardAdditionalOptions,
 };
 
+use crate::error::gen_error;
 use crate::expr::{number, render_expr};
-use crate::gen_error;
 use crate::ident::{ident, object_name};
 
 /// Builds the query of `plan`.

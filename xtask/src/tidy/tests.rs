@@ -124,3 +124,56 @@ fn cli_commands_are_the_command_enum_in_kebab_case() {
     let main = "enum Command {\n    /// Asks.\n    #[command(visible_alias = \"run\")]\n    Ask(ask::Args),\n    ValidateSql(validate_sql::Args),\n    ListAdapters,\n}\n";
     assert_eq!(cli_commands(main), ["ask", "validate-sql", "list-adapters"]);
 }
+
+/// Writes `files` (path relative to `src`, text) under a fresh directory; its `src`.
+fn crate_src(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (path, text) in files {
+        let p = dir.path().join(path);
+        fs::create_dir_all(p.parent().expect("a parent")).expect("dirs");
+        fs::write(p, text).expect("write");
+    }
+    dir
+}
+
+#[test]
+fn files_that_import_each_other_are_a_cycle_and_declarations_are_not_imports() {
+    let dir = crate_src(&[
+        ("lib.rs", "//! x\nmod engine;\npub use engine::Engine;\n"),
+        (
+            "engine/mod.rs",
+            "//! x\nmod run;\nmod ctx;\nuse ctx::Shared;\npub struct Engine;\nfn f() { run::run() }\n",
+        ),
+        ("engine/run.rs", "//! x\npub fn run() {}\n"),
+        // ctx imports an item of its parent: engine/mod.rs <-> ctx.rs.
+        (
+            "engine/ctx.rs",
+            "//! x\nuse super::{Engine};\npub struct Shared;\n// use crate::x; comments are not imports\n",
+        ),
+        (
+            "util.rs",
+            "//! x\nuse std::collections::BTreeMap;\n#[cfg(test)]\nmod tests {\n    use crate::engine::Engine;\n}\n",
+        ),
+    ]);
+    let cycles = imports::cycles(dir.path());
+    assert_eq!(
+        cycles,
+        vec![vec!["engine/ctx.rs".to_owned(), "engine/mod.rs".to_owned()]]
+    );
+}
+
+#[test]
+fn a_crate_whose_files_import_downward_only_has_no_cycle() {
+    let dir = crate_src(&[
+        (
+            "lib.rs",
+            "//! x\nmod a;\nmod b;\npub use a::A;\npub use b::{B, self};\n",
+        ),
+        ("a.rs", "//! x\nuse crate::b::B;\npub struct A(B);\n"),
+        (
+            "b.rs",
+            "//! x\npub struct B;\nimpl B { fn new() -> Self { Self::default() } }\n",
+        ),
+    ]);
+    assert!(imports::cycles(dir.path()).is_empty());
+}

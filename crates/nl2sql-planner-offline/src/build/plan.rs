@@ -9,7 +9,7 @@ use nl2sql_plan::{
     SelectItem, TableRef,
 };
 
-use super::{BuildError, aliases, and, literal, negate, number_literal, op_of};
+use super::terms::{BuildError, aliases, and, literal, negate, number_literal, op_of};
 use crate::analyze::{Analysis, Filter, Grain, Lit, Measure, Output, Test};
 use crate::intent::Agg;
 use crate::joins::{JoinStep, join_tree};

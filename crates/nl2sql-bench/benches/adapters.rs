@@ -47,6 +47,7 @@ fn sqlite_file(dir: &std::path::Path) -> PathBuf {
     path
 }
 
+#[cfg(feature = "duckdb")]
 fn duckdb_file(dir: &std::path::Path) -> PathBuf {
     let path = dir.join("bench.duckdb");
     let _ = std::fs::remove_file(&path);
@@ -157,22 +158,21 @@ fn adapters(c: &mut Criterion) {
         .build()
         .expect("tokio runtime");
     let dir = scratch_dir();
-    let mut targets: Vec<(&str, Box<dyn DatasourceAdapter>)> = vec![
-        (
-            "sqlite",
-            Box::new(
-                nl2sql_adapter_sqlite::SqliteAdapter::open("sq", &sqlite_file(&dir), limits())
-                    .expect("open SQLite"),
-            ),
+    let mut targets: Vec<(&str, Box<dyn DatasourceAdapter>)> = vec![(
+        "sqlite",
+        Box::new(
+            nl2sql_adapter_sqlite::SqliteAdapter::open("sq", &sqlite_file(&dir), limits())
+                .expect("open SQLite"),
         ),
-        (
-            "duckdb",
-            Box::new(
-                nl2sql_adapter_duckdb::DuckDbAdapter::open("dk", &duckdb_file(&dir), limits())
-                    .expect("open DuckDB"),
-            ),
+    )];
+    #[cfg(feature = "duckdb")]
+    targets.push((
+        "duckdb",
+        Box::new(
+            nl2sql_adapter_duckdb::DuckDbAdapter::open("dk", &duckdb_file(&dir), limits())
+                .expect("open DuckDB"),
         ),
-    ];
+    ));
     if let Some(a) = rt.block_on(postgres()) {
         targets.push(("postgres", a));
     }

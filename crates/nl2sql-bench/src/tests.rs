@@ -134,6 +134,7 @@ fn aggregation_tables_have_the_promised_keys() {
     assert_eq!(stores.len(), STORES as usize);
 }
 
+#[cfg(feature = "duckdb")]
 /// The DuckDB side of `benches/aggregate.rs`: the batches registered for `arrow(?)`, the
 /// query run, its result fetched as Arrow.
 fn duckdb_result(
@@ -157,6 +158,7 @@ fn duckdb_result(
 }
 
 #[test]
+#[cfg(feature = "duckdb")]
 fn the_engine_and_duckdb_agree_on_the_join() {
     let (plant, warehouse) = join_tables(10_000);
     let tables = [plant, warehouse];
@@ -174,6 +176,7 @@ fn the_engine_and_duckdb_agree_on_the_join() {
 }
 
 #[test]
+#[cfg(feature = "duckdb")]
 fn the_engine_and_duckdb_agree_on_the_group_by() {
     let orders = group_by_table(10_000);
     let tables = [orders];

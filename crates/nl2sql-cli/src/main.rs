@@ -120,7 +120,10 @@ fn main() -> ExitCode {
         Command::Demo(args) => run_commands::demo(&args),
         Command::Index(args) => run_commands::index(&args),
         Command::Runs(args) => run_commands::runs(&args),
-        Command::ValidateSql(args) => validate_sql::run(&args),
+        Command::ValidateSql(args) => match &args.batch {
+            Some(path) => validate_sql::batch::run(&args, path),
+            None => validate_sql::run(&args),
+        },
         Command::ValidatePlan(args) => validate_plan::run(&args),
         Command::RenderPlan(args) => render_plan::run(&args),
         Command::PlanDag(args) => plan_dag::run(&args),

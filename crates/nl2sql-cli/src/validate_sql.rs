@@ -1,7 +1,7 @@
 //! `nl2sql validate-sql`: the SQL guard on one statement, or on a batch of JSON lines
 //! (`--batch`, in [`batch`]).
 
-mod batch;
+pub(crate) mod batch;
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -60,7 +60,7 @@ pub(crate) struct Args {
     /// "dialect"?}`, or '-' for standard input. Writes one JSON report per line, in input
     /// order, and a summary on standard error. Not with a live datasource.
     #[arg(long, value_name = "FILE", conflicts_with = "sql")]
-    batch: Option<PathBuf>,
+    pub(crate) batch: Option<PathBuf>,
     /// The SQL statement, or '-' (the default) to read it from standard input.
     #[arg(value_name = "SQL")]
     sql: Option<String>,
@@ -182,11 +182,9 @@ impl Setup {
     }
 }
 
-/// Runs the command; returns the exit code.
+/// Runs the command on one statement (`--batch` runs [`batch::run`]); returns the exit
+/// code.
 pub(crate) fn run(args: &Args) -> anyhow::Result<u8> {
-    if let Some(path) = &args.batch {
-        return batch::run(args, path);
-    }
     if args.source.is_given() || args.datasource.is_some() {
         return run_live(args);
     }

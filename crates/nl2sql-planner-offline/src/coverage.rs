@@ -15,21 +15,21 @@
 //! read them; a comparison that found no column leaves its number unplaced, which is how
 //! "pets heavier than 10" with no weight filter is refused.
 
-use std::collections::BTreeSet;
-
-use nl2sql_plan::{Expr, ExprKind, Interpretation, InterpretedSpan, LiteralValue, PlanModel};
+use nl2sql_plan::{Interpretation, InterpretedSpan, PlanModel};
 
 use super::analyze::Analysis;
 use super::confidence::{MODEL, signals};
-use super::link::{Mention, SchemaIndex, Target, TypeClass};
+use super::link::{Mention, SchemaIndex, Target};
 use super::text::{Token, TokenKind, is_function_word, is_stop_word, number_word};
 
 mod cues;
 mod hints;
+mod used;
 
 use cues::missing_cues;
 pub(crate) use hints::closest_names;
-use hints::{number_suggestion, rephrase_hint, selects_amount_after};
+use hints::{number_suggestion, rephrase_hint};
+use used::{Used, format_number, span_text};
 
 /// Words that, where they link to nothing, add nothing a plan must express ("located",
 /// "registered", "listed"): learned from the Spider train split by `cargo xtask
@@ -60,86 +60,6 @@ pub(crate) struct Coverage {
     pub(crate) unplaced: Vec<String>,
     /// Suggestions for the unplaced words.
     pub(crate) suggestions: Vec<String>,
-}
-
-/// What the plan uses: tables, `table.column` references and literals (lower case).
-#[derive(Default)]
-struct Used {
-    tables: BTreeSet<String>,
-    columns: BTreeSet<(String, String)>,
-    numbers: Vec<f64>,
-    strings: Vec<String>,
-}
-
-impl Used {
-    fn of(plan: &PlanModel) -> Used {
-        let mut used = Used::default();
-        let alias_table: Vec<(String, String)> = plan
-            .tables
-            .iter()
-            .map(|t| (t.alias.to_lowercase(), t.name.to_lowercase()))
-            .collect();
-        used.tables = alias_table.iter().map(|(_, t)| t.clone()).collect();
-        let only_table = (alias_table.len() == 1).then(|| alias_table[0].1.clone());
-        let mut visit = |e: &Expr| match e.kind {
-            ExprKind::Column => {
-                let Some(name) = e.column_name.as_deref() else {
-                    return;
-                };
-                let table = e
-                    .alias
-                    .as_deref()
-                    .and_then(|a| {
-                        alias_table
-                            .iter()
-                            .find(|(alias, _)| alias.eq_ignore_ascii_case(a))
-                            .map(|(_, t)| t.clone())
-                    })
-                    .or_else(|| only_table.clone());
-                if let Some(table) = table {
-                    used.columns.insert((table, name.to_lowercase()));
-                }
-            }
-            ExprKind::Literal => match &e.value {
-                Some(LiteralValue::Int(i)) => used.numbers.push(*i as f64),
-                Some(LiteralValue::Float(x)) => used.numbers.push(*x),
-                Some(LiteralValue::Str(s)) => used.strings.push(s.to_lowercase()),
-                _ => {}
-            },
-            _ => {}
-        };
-        let mut exprs: Vec<&Expr> = Vec::new();
-        exprs.extend(plan.select_items.iter().map(|s| &s.expr));
-        exprs.extend(plan.where_.iter());
-        exprs.extend(plan.group_by.iter().map(|g| &g.expr));
-        exprs.extend(plan.having.iter());
-        exprs.extend(plan.order_by.iter().map(|o| &o.expr));
-        for e in exprs {
-            e.walk(&mut visit);
-        }
-        if let Some(limit) = plan.limit {
-            used.numbers.push(limit as f64);
-        }
-        used
-    }
-
-    fn has_number(&self, x: f64) -> bool {
-        self.numbers.iter().any(|n| (n - x).abs() < 1e-9)
-            || self.strings.iter().any(|s| s.contains(&format_number(x)))
-    }
-
-    fn has_text(&self, text: &str) -> bool {
-        let text = text.to_lowercase();
-        self.strings.iter().any(|s| s.contains(&text))
-    }
-}
-
-fn format_number(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        x.to_string()
-    }
 }
 
 /// Reads `analysis` (of `tokens`) against `plan`.
@@ -402,14 +322,6 @@ impl Coverage {
             }));
         interpretation
     }
-}
-
-fn span_text(tokens: &[Token], start: usize, end: usize) -> String {
-    tokens[start..end]
-        .iter()
-        .map(|t| t.raw.as_str())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// What a mention names, and whether the plan uses it.

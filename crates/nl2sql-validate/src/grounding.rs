@@ -15,8 +15,8 @@ use nl2sql_state::{SchemaContract, TableContract, TableRef};
 use unicode_normalization::UnicodeNormalization;
 use unicode_normalization::char::is_combining_mark;
 
-use crate::LogicalContext;
-use crate::logical::{Resolver, TypeClass};
+use crate::logical::context::LogicalContext;
+use crate::logical::resolve::{Resolver, TypeClass};
 
 /// A text column that a plan compares with string literals (`=`, `!=`, `IN`), and those
 /// literals, in plan order without repeats.

@@ -142,7 +142,7 @@ fn files_that_import_each_other_are_a_cycle_and_declarations_are_not_imports() {
         ("lib.rs", "//! x\nmod engine;\npub use engine::Engine;\n"),
         (
             "engine/mod.rs",
-            "//! x\nmod run;\nmod ctx;\nuse ctx::Shared;\npub struct Engine;\nfn f() { run::run() }\n",
+            "//! x\nmod run;\nmod ctx;\nmod glob;\nuse ctx::Shared;\npub use glob::G;\npub struct Engine;\nfn f() { run::run() }\n",
         ),
         ("engine/run.rs", "//! x\npub fn run() {}\n"),
         // ctx imports an item of its parent: engine/mod.rs <-> ctx.rs.
@@ -150,6 +150,8 @@ fn files_that_import_each_other_are_a_cycle_and_declarations_are_not_imports() {
             "engine/ctx.rs",
             "//! x\nuse super::{Engine};\npub struct Shared;\n// use crate::x; comments are not imports\n",
         ),
+        // A glob import of the parent is an import of it.
+        ("engine/glob.rs", "//! x\nuse super::*;\npub struct G;\n"),
         (
             "util.rs",
             "//! x\nuse std::collections::BTreeMap;\n#[cfg(test)]\nmod tests {\n    use crate::engine::Engine;\n}\n",
@@ -158,7 +160,11 @@ fn files_that_import_each_other_are_a_cycle_and_declarations_are_not_imports() {
     let cycles = imports::cycles(dir.path());
     assert_eq!(
         cycles,
-        vec![vec!["engine/ctx.rs".to_owned(), "engine/mod.rs".to_owned()]]
+        vec![vec![
+            "engine/ctx.rs".to_owned(),
+            "engine/glob.rs".to_owned(),
+            "engine/mod.rs".to_owned()
+        ]]
     );
 }
 
@@ -174,6 +180,7 @@ fn a_crate_whose_files_import_downward_only_has_no_cycle() {
             "b.rs",
             "//! x\npub struct B;\nimpl B { fn new() -> Self { Self::default() } }\n",
         ),
+        ("c.rs", "//! x\nuse crate::a::*;\n"),
     ]);
     assert!(imports::cycles(dir.path()).is_empty());
 }

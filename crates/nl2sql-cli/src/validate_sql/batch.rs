@@ -68,7 +68,7 @@ enum Verdict {
 }
 
 /// Runs `--batch PATH` (`-`: standard input); returns the exit code.
-pub(super) fn run(args: &Args, path: &Path) -> anyhow::Result<u8> {
+pub(crate) fn run(args: &Args, path: &Path) -> anyhow::Result<u8> {
     let started = Instant::now();
     if args.source.is_given() || args.datasource.is_some() || args.max_cost.is_some() {
         bail!(

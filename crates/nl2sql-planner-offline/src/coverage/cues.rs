@@ -1,7 +1,14 @@
 //! The cues a plan must show: a question's aggregation, superlative, top-N, ordering,
 //! grouping or distinct that the built plan has no counterpart for.
 
-use super::*;
+use crate::analyze::Analysis;
+use crate::link::{SchemaIndex, Target};
+use crate::text::Token;
+use nl2sql_plan::{Expr, ExprKind, PlanModel};
+use std::collections::BTreeSet;
+
+use super::hints::selects_amount_after;
+use super::used::Used;
 
 /// The aggregate functions a plan calls (upper case).
 pub(super) fn plan_functions(plan: &PlanModel) -> BTreeSet<String> {

@@ -1,7 +1,12 @@
 //! Suggestions for a refusal: the nearest schema names, a number's likely column, how to
 //! rephrase.
 
-use super::*;
+use crate::analyze::Analysis;
+use crate::link::{SchemaIndex, Target, TypeClass};
+use crate::text::Token;
+use nl2sql_plan::{ExprKind, PlanModel};
+
+use super::used::{format_number, span_text};
 
 /// Whether the plan selects, unaggregated, a number column mentioned right after
 /// `at` ("how many seats does the stadium have": `capacity`, not a count).

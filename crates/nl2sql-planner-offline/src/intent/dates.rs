@@ -2,7 +2,8 @@
 //! periods ("last quarter", "the past 10 years"), `before`/`after`/`since`, `between … and
 //! …`, relative to the request's `today`.
 
-use super::*;
+use super::cues::{Cues, DateCue, number_at};
+use crate::text::{Token, TokenKind, month_number};
 
 /// A calendar date.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -7,7 +7,8 @@
 use serde_json::Value;
 
 use super::super::text::{Token, TokenKind, antonym_of, stem};
-use super::{Candidates, Mention, SchemaIndex, Target, TypeClass, pending};
+use super::mention::{Candidates, Mention, Target, pending};
+use super::schema::{SchemaIndex, TypeClass};
 
 /// Leading name words that make a boolean column a yes/no question, not part of the
 /// adjective.

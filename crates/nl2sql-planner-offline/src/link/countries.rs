@@ -7,7 +7,8 @@
 use serde_json::Value;
 
 use super::super::text::{Token, TokenKind};
-use super::{Candidates, Mention, SchemaIndex, Target, TypeClass, pending};
+use super::mention::{Candidates, Mention, Target, pending};
+use super::schema::{SchemaIndex, TypeClass};
 
 /// A country: its usual English name, other spellings of it, and its demonyms.
 struct Country {

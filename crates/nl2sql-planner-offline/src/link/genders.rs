@@ -7,7 +7,8 @@
 use serde_json::Value;
 
 use super::super::text::{Token, TokenKind};
-use super::{Candidates, Mention, SchemaIndex, Target, TypeClass, pending};
+use super::mention::{Candidates, Mention, Target, pending};
+use super::schema::{SchemaIndex, TypeClass};
 
 const FEMALE: &[&str] = &["female", "females", "woman", "women", "girl", "girls"];
 const MALE: &[&str] = &["male", "males", "man", "men", "boy", "boys"];

@@ -10,7 +10,8 @@
 use super::super::text::{
     Token, TokenKind, canonical, is_function_word, is_money_word, is_stop_word, rate_unit, stem,
 };
-use super::{Candidates, Mention, SchemaIndex, Target, pending};
+use super::mention::{Candidates, Mention, Target, pending};
+use super::schema::SchemaIndex;
 
 /// Name words of money columns, best first: an amount or total, then a price, then a cost.
 const MONEY_NAMES: &[(&str, u32)] = &[
@@ -226,7 +227,8 @@ fn word_in_names(s: &str, plain: &str, index: &SchemaIndex) -> Candidates {
     for (c, col) in index.columns.iter().enumerate() {
         if has(&col.stems, &col.plain)
             && (via_synonym_head(&col.stems, &col.plain)
-                || (identifies(&col.stems, &col.plain) && col.class == super::TypeClass::Text))
+                || (identifies(&col.stems, &col.plain)
+                    && col.class == super::schema::TypeClass::Text))
             && !(col.is_key && col.stems.len() > 1)
         {
             cands.push((Target::Column(c), 7));

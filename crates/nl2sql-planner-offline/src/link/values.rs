@@ -9,7 +9,8 @@ use serde_json::Value;
 use super::super::text::{
     Token, TokenKind, canonical, is_function_word, is_stop_word, singular, source_text, stem,
 };
-use super::{Candidates, Mention, Sample, SchemaIndex, Target, pending};
+use super::mention::{Candidates, Mention, Target, pending};
+use super::schema::{Sample, SchemaIndex};
 
 /// Capitalised phrases (`Widget Beta`, `WH-Texas`) that share a word with the known values
 /// of a column whose samples are not exhaustive: the phrase itself is the value.
@@ -300,7 +301,7 @@ pub(super) fn place_names(
             let place = PLACE_WORDS.iter().find_map(|w| {
                 table.columns.iter().copied().find(|c| {
                     let col = &index.columns[*c];
-                    col.class == super::TypeClass::Text
+                    col.class == super::schema::TypeClass::Text
                         && !col.exhaustive
                         && col.plain.last().is_some_and(|p| p == w)
                 })
@@ -335,7 +336,7 @@ pub(super) fn named_values(
             continue;
         };
         let col = &index.columns[c];
-        if col.class != super::TypeClass::Text || col.is_key || col.exhaustive {
+        if col.class != super::schema::TypeClass::Text || col.is_key || col.exhaustive {
             continue;
         }
         let capital = |k: usize| {
@@ -514,7 +515,7 @@ pub(super) fn literal_values(
     mentions: &[Mention],
 ) -> Vec<Mention> {
     let mut out = Vec::new();
-    let text_column = |c: usize| index.columns[c].class == super::TypeClass::Text;
+    let text_column = |c: usize| index.columns[c].class == super::schema::TypeClass::Text;
     // The column a mention names, with the other text columns it could name as well (its
     // ties are settled later, in context, as the mention's own are).
     let columns_of = |m: &Mention, c: usize| -> Vec<(usize, u32)> {
@@ -647,7 +648,7 @@ fn number_value(
 ) -> Option<Mention> {
     let t = &tokens[i];
     let x = t.number().filter(|_| !used[i] && !taken[i])?;
-    let numeric = |c: usize| index.columns[c].class == super::TypeClass::Numeric;
+    let numeric = |c: usize| index.columns[c].class == super::schema::TypeClass::Numeric;
     let value = serde_json::Number::from_f64(x).map(|n| {
         if x.fract() == 0.0 && x.abs() < 1e15 {
             #[allow(clippy::cast_possible_truncation)]
@@ -683,7 +684,7 @@ fn name_column(index: &SchemaIndex, table: usize) -> Option<usize> {
         .columns
         .iter()
         .any(|k| named(&index.columns[*k].name));
-    (col.class == super::TypeClass::Text
+    (col.class == super::schema::TypeClass::Text
         && (named(&col.name) || (col.name.eq_ignore_ascii_case("title") && no_names)))
         .then_some(c)
 }

@@ -7,8 +7,8 @@ use nl2sql_plan::{AGGREGATE_FUNCTIONS, Expr, ExprKind, LiteralValue, Op, PlanMod
 use nl2sql_state::{ErrorCode, PipelineError, Severity, norm};
 use serde_json::{Value, json};
 
+use super::context::{LogicalContext, NODE, finding};
 use super::resolve::{Resolver, TypeClass};
-use super::{LogicalContext, NODE, finding};
 use crate::grounding::fold;
 
 /// Visits `e` and its descendants in pre-order with their JSON paths.

@@ -4,8 +4,8 @@
 use nl2sql_plan::{ExprKind, PlanModel};
 use nl2sql_state::{ErrorCode, PipelineError, Severity, norm};
 
+use super::context::{LogicalContext, finding};
 use super::exprs::{plan_exprs, walk};
-use super::{LogicalContext, finding};
 
 fn violation(message: String, path: &str) -> PipelineError {
     finding(

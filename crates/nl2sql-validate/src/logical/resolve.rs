@@ -7,7 +7,7 @@ use nl2sql_state::{
     ColumnContract, ColumnMetadata, ErrorCode, PipelineError, Severity, TableContract, norm,
 };
 
-use super::{LogicalContext, finding};
+use super::context::{LogicalContext, finding};
 
 pub(crate) use nl2sql_state::TypeClass;
 

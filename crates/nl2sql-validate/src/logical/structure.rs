@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 use nl2sql_plan::{Expr, ExprKind, Op, PlanModel};
 use nl2sql_state::{ErrorCode, PipelineError, Severity, norm};
 
+use super::context::{LogicalContext, finding};
 use super::exprs::{plan_exprs, walk};
 use super::resolve::Resolver;
-use super::{LogicalContext, finding};
 
 fn structure(message: impl Into<String>, path: &str) -> PipelineError {
     finding(

@@ -1,7 +1,9 @@
 //! Tests of the logical validator: one or more per check, through one `check` helper.
 
 use nl2sql_plan::parse_plan;
-use nl2sql_state::{Dialect, ErrorCode, PolicyFile, SchemaContract, SchemaMetadata, Severity};
+use nl2sql_state::{
+    AccessPolicy, Dialect, ErrorCode, PolicyFile, SchemaContract, SchemaMetadata, Severity,
+};
 use serde_json::json;
 
 use super::*;

@@ -1,0 +1,139 @@
+//! The cues an analysis reads from a question: aggregations, superlatives, comparisons,
+//! date ranges, ordering and the rest, and how a number is read at a token.
+
+use crate::text::{Token, TokenKind, number_word};
+
+/// An aggregation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Agg {
+    /// Row count.
+    Count,
+    /// Sum.
+    Sum,
+    /// Mean.
+    Avg,
+    /// Smallest.
+    Min,
+    /// Largest.
+    Max,
+}
+
+/// A comparison operator of a cue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CmpOp {
+    /// `=`.
+    Eq,
+    /// `!=`.
+    NotEq,
+    /// `>`.
+    Gt,
+    /// `>=`.
+    GtEq,
+    /// `<`.
+    Lt,
+    /// `<=`.
+    LtEq,
+}
+
+/// An aggregation word and where its target may start.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AggCue {
+    /// The aggregation.
+    pub(crate) agg: Agg,
+    /// First token of the cue.
+    pub(crate) start: usize,
+    /// First token after the cue.
+    pub(crate) end: usize,
+    /// A count of distinct values: "how many different X", "the number of unique X",
+    /// "a distinct count of X".
+    pub(crate) distinct: bool,
+}
+
+/// Words that make a count one of distinct values.
+pub(crate) const DISTINCT_WORDS: &[&str] = &["distinct", "unique", "different", "separate"];
+
+/// A superlative (`highest`, `most`, `fewest`…): a ranking or a MIN/MAX.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SuperCue {
+    /// True for highest/most/latest.
+    pub(crate) desc: bool,
+    /// First token of the cue.
+    pub(crate) start: usize,
+    /// First token after the cue.
+    pub(crate) end: usize,
+    /// `most common`/`most frequent`: rank values by how often they occur.
+    pub(crate) frequency: bool,
+    /// `newest`, `oldest`, `most recent(ly)`: a ranking in time.
+    pub(crate) time: bool,
+    /// Written with a count (`the 3 oldest`, `two most recently`): the count is the
+    /// top-N cue's, and a bare entity after it is what is listed, not a key.
+    pub(crate) counted: bool,
+}
+
+/// A numeric comparison (`more than 5`, `between 3 and 7`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CmpCue {
+    /// First token.
+    pub(crate) start: usize,
+    /// One past the last token.
+    pub(crate) end: usize,
+    /// Operator and bound; `between` gives two cues.
+    pub(crate) bounds: Vec<(CmpOp, f64)>,
+}
+
+/// A date range `[lo, hi)` from a date phrase.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct DateCue {
+    /// First token.
+    pub(crate) start: usize,
+    /// One past the last token.
+    pub(crate) end: usize,
+    /// Inclusive lower bound (`YYYY-MM-DD`).
+    pub(crate) lo: Option<String>,
+    /// Exclusive upper bound.
+    pub(crate) hi: Option<String>,
+}
+
+/// Every cue of a question.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Cues {
+    /// Tokens consumed by cues.
+    pub(crate) used: Vec<bool>,
+    /// Aggregation words.
+    pub(crate) aggs: Vec<AggCue>,
+    /// Superlatives.
+    pub(crate) supers: Vec<SuperCue>,
+    /// Where grouping targets start (after `per`, `by`, `for each`…).
+    pub(crate) groups: Vec<usize>,
+    /// Numeric comparisons.
+    pub(crate) comparisons: Vec<CmpCue>,
+    /// Date ranges.
+    pub(crate) dates: Vec<DateCue>,
+    /// `top N` / `N most`: the count, the direction (true = descending) and where the
+    /// cue ends.
+    pub(crate) top: Option<(i64, Option<bool>, usize)>,
+    /// `sorted by X`: where the key starts.
+    pub(crate) order_key: Option<usize>,
+    /// Direction words (`descending`, `highest first`…).
+    pub(crate) order_desc: Option<bool>,
+    /// `distinct`, `unique`, `different`.
+    pub(crate) distinct: bool,
+    /// The question starts with `which`/`what`/`who`/`list`/`show`.
+    pub(crate) listing: bool,
+    /// Negation before a value (`not`, `except`, `other than`) at these tokens.
+    pub(crate) negations: Vec<usize>,
+    /// Tokens of grouping and comparison cues: a clause boundary for binding.
+    pub(crate) barriers: Vec<bool>,
+}
+
+/// A number written in digits or as a small word.
+pub(crate) fn number_at(tokens: &[Token], i: usize) -> Option<f64> {
+    let t = tokens.get(i)?;
+    t.number().or_else(|| {
+        if t.kind == TokenKind::Word {
+            number_word(&t.lower).map(|n| n as f64)
+        } else {
+            None
+        }
+    })
+}

@@ -1,0 +1,103 @@
+//! What linking produces: question spans (`Mention`) linked to schema targets (`Target`),
+//! and a span's candidates before ties are resolved.
+
+use serde_json::Value;
+
+/// What a mention links to.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Target {
+    /// A table.
+    Table(usize),
+    /// A column.
+    Column(usize),
+    /// Known values of a column: `exact` when the question spells whole values.
+    Value {
+        /// The column.
+        column: usize,
+        /// The values.
+        values: Vec<Value>,
+        /// Whole values (`=`/`IN`) or a word inside them (`LIKE`).
+        exact: bool,
+        /// The word matched when not exact.
+        word: String,
+    },
+}
+
+/// A question span linked to the schema.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Mention {
+    /// First token.
+    pub(crate) start: usize,
+    /// One past the last token.
+    pub(crate) end: usize,
+    /// The chosen target.
+    pub(crate) target: Target,
+    /// The score of the choice.
+    pub(crate) score: u32,
+    /// Equally (or, for words inside longer names, nearly equally) scored targets before
+    /// ties were resolved, with their scores (empty when there was no tie).
+    pub(crate) alternatives: Vec<(Target, u32)>,
+    /// A second reading that nothing but the order of names told apart from the chosen
+    /// one (no context, score, type or role preferred either): the question reads two
+    /// ways, and the plan would be a guess.
+    pub(crate) guess: Option<Target>,
+}
+
+impl Target {
+    /// One known value of `column`, spelt out whole (`= value`).
+    pub(crate) fn known(column: usize, value: Value) -> Target {
+        Target::Value {
+            column,
+            values: vec![value],
+            exact: true,
+            word: String::new(),
+        }
+    }
+}
+
+impl Mention {
+    /// The column of a column or value mention.
+    pub(crate) fn column(&self) -> Option<usize> {
+        match &self.target {
+            Target::Column(c) | Target::Value { column: c, .. } => Some(*c),
+            Target::Table(_) => None,
+        }
+    }
+}
+
+/// The score of a table found by one word of its name: the best a partial match gets.
+const PARTIAL_SCORE: u32 = 8;
+
+/// Candidates of one span before context is known.
+pub(super) type Candidates = Vec<(Target, u32)>;
+
+/// A mention with its best-scored candidates; ties are resolved by `resolve_ties`.
+pub(super) fn pending(start: usize, end: usize, mut cands: Candidates) -> Mention {
+    let best = cands.iter().map(|(_, s)| *s).max().unwrap_or(0);
+    // A word found inside longer names ("kind" in `machine_types` and in
+    // `maintenance_type`) is weak evidence for any of them: the context decides between
+    // candidates one point apart.
+    let floor = if best <= PARTIAL_SCORE {
+        best.saturating_sub(1)
+    } else {
+        best
+    };
+    cands.retain(|(_, s)| *s >= floor);
+    cands.sort_by_key(|(_, s)| std::cmp::Reverse(*s));
+    let alternatives: Candidates = cands;
+    Mention {
+        start,
+        end,
+        target: alternatives
+            .first()
+            .map(|(t, _)| t.clone())
+            .unwrap_or(Target::Table(0)),
+        score: best,
+        alternatives: if alternatives.len() > 1 {
+            alternatives
+        } else {
+            Vec::new()
+        },
+        guess: None,
+    }
+}

@@ -1,0 +1,398 @@
+//! The per-snapshot index that linking reads: tables, columns (words, synonyms,
+//! descriptions, sample values) and foreign keys.
+
+use serde_json::Value;
+
+use nl2sql_state::SchemaSnapshot;
+
+use crate::text::{ident_stems, plain_stems, singular, split_ident, stem, text_stems, tokenize};
+
+pub(crate) use nl2sql_state::TypeClass;
+
+/// One known value of a text column.
+#[derive(Debug, Clone)]
+pub(crate) struct Sample {
+    /// The value as the statistics hold it.
+    pub(crate) value: Value,
+    /// Its lower-case words, as the tokeniser splits them.
+    pub(crate) words: Vec<String>,
+}
+
+/// A column of the index.
+#[derive(Debug, Clone)]
+pub(crate) struct ColumnInfo {
+    /// Column name.
+    pub(crate) name: String,
+    /// Index of its table.
+    pub(crate) table: usize,
+    /// Engine type.
+    pub(crate) data_type: String,
+    /// Type class.
+    pub(crate) class: TypeClass,
+    /// Whether it is the primary key.
+    pub(crate) is_pk: bool,
+    /// Primary key, `id` or `…_id`: never a measure.
+    pub(crate) is_key: bool,
+    /// Stems of its name words.
+    pub(crate) stems: Vec<String>,
+    /// Stems of its name words without the built-in synonyms (`unit_cost` → `unit cost`,
+    /// where `stems` reads `unit price`): what the schema literally says.
+    pub(crate) plain: Vec<String>,
+    /// Stems of each synonym.
+    pub(crate) synonyms: Vec<Vec<String>>,
+    /// Stems of its description.
+    pub(crate) description: Vec<String>,
+    /// A description of at most three words, every word stemmed without the synonym list
+    /// ("Still sold" → `still sell`): a phrase that names the column.
+    pub(crate) phrase: Vec<String>,
+    /// Sample values of text columns.
+    pub(crate) samples: Vec<Sample>,
+    /// The samples are all the values the column holds.
+    pub(crate) exhaustive: bool,
+}
+
+impl ColumnInfo {
+    /// True for numeric columns that are not keys.
+    pub(crate) fn is_measure(&self) -> bool {
+        self.class == TypeClass::Numeric && !self.is_key
+    }
+
+    /// True for date and timestamp columns.
+    pub(crate) fn is_temporal(&self) -> bool {
+        matches!(self.class, TypeClass::Date | TypeClass::DateTime)
+    }
+}
+
+/// A table of the index.
+#[derive(Debug, Clone)]
+pub(crate) struct TableInfo {
+    /// Unqualified name.
+    pub(crate) name: String,
+    /// Schema name (may be empty).
+    pub(crate) schema: String,
+    /// Stems of its name words.
+    pub(crate) stems: Vec<String>,
+    /// Stems of its name words without the built-in synonyms.
+    pub(crate) plain: Vec<String>,
+    /// Stems of its description.
+    pub(crate) description: Vec<String>,
+    /// Other names of the table: a description that starts with a short noun phrase and a
+    /// colon ("Order lines: one product per line") names the table by that phrase.
+    pub(crate) synonyms: Vec<Vec<String>>,
+    /// Indexes of its columns, in table order.
+    pub(crate) columns: Vec<usize>,
+}
+
+/// A foreign key between two tables of the index.
+#[derive(Debug, Clone)]
+pub(crate) struct ForeignKey {
+    /// The referencing table.
+    pub(crate) from: usize,
+    /// The referenced table.
+    pub(crate) to: usize,
+    /// Referencing columns.
+    pub(crate) from_columns: Vec<String>,
+    /// Referenced columns.
+    pub(crate) to_columns: Vec<String>,
+}
+
+/// Everything the planner needs to know about one snapshot, precomputed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SchemaIndex {
+    /// Tables sorted by key.
+    pub(crate) tables: Vec<TableInfo>,
+    /// All columns.
+    pub(crate) columns: Vec<ColumnInfo>,
+    /// Foreign keys, in a stable order.
+    pub(crate) foreign_keys: Vec<ForeignKey>,
+}
+
+impl SchemaIndex {
+    /// Builds the index of `snapshot`.
+    pub(crate) fn build(snapshot: &SchemaSnapshot) -> SchemaIndex {
+        let mut index = SchemaIndex::default();
+        let metadata = snapshot.metadata.as_ref();
+        for (key, table) in &snapshot.contract.tables {
+            let t = index.tables.len();
+            let tmeta = metadata.and_then(|m| m.tables.get(key));
+            let mut info = TableInfo {
+                name: table.table.table_name.clone(),
+                schema: table.table.schema_name.clone(),
+                stems: ident_stems(&table.table.table_name),
+                plain: plain_stems(&table.table.table_name),
+                description: tmeta
+                    .and_then(|m| m.description.as_deref())
+                    .map(text_stems)
+                    .unwrap_or_default(),
+                synonyms: tmeta
+                    .and_then(|m| m.description.as_deref())
+                    .and_then(description_head)
+                    .into_iter()
+                    .collect(),
+                columns: Vec::new(),
+            };
+            for column in table.columns.values() {
+                let cmeta = tmeta.and_then(|m| m.columns.get(&column.name));
+                let class = TypeClass::of(&column.data_type);
+                let lower = column.name.to_lowercase();
+                let stats = cmeta.and_then(|m| m.statistics.as_ref());
+                let mut samples: Vec<Sample> = match stats {
+                    Some(stats) if class == TypeClass::Text => stats
+                        .sample_values
+                        .iter()
+                        .filter_map(|v| {
+                            let text = v.as_str()?;
+                            let words: Vec<String> =
+                                tokenize(text).into_iter().map(|t| t.lower).collect();
+                            (!words.is_empty()).then(|| Sample {
+                                value: v.clone(),
+                                words,
+                            })
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                if class == TypeClass::Text
+                    && let Some(d) = cmeta.and_then(|m| m.description.as_deref())
+                {
+                    for v in super::listed::listed_values(d) {
+                        if !samples.iter().any(|s| s.value.as_str() == Some(v.as_str())) {
+                            let words = tokenize(&v).into_iter().map(|t| t.lower).collect();
+                            samples.push(Sample {
+                                value: Value::String(v),
+                                words,
+                            });
+                        }
+                    }
+                }
+                info.columns.push(index.columns.len());
+                index.columns.push(ColumnInfo {
+                    name: column.name.clone(),
+                    table: t,
+                    data_type: column.data_type.clone(),
+                    class,
+                    is_pk: column.is_primary_key,
+                    is_key: column.is_primary_key || lower == "id" || lower.ends_with("_id"),
+                    stems: ident_stems(&column.name),
+                    plain: plain_stems(&column.name),
+                    synonyms: cmeta
+                        .and_then(|m| m.synonyms.as_ref())
+                        .map(|s| s.iter().map(|x| text_stems(x)).collect())
+                        .unwrap_or_default(),
+                    description: cmeta
+                        .and_then(|m| m.description.as_deref())
+                        .map(text_stems)
+                        .unwrap_or_default(),
+                    phrase: cmeta
+                        .and_then(|m| m.description.as_deref())
+                        .map(short_phrase)
+                        .unwrap_or_default(),
+                    exhaustive: stats.is_some_and(|st| {
+                        st.distinct_count > 0
+                            && usize::try_from(st.distinct_count)
+                                .is_ok_and(|d| d <= st.sample_values.len())
+                    }),
+                    samples,
+                });
+            }
+            index.tables.push(info);
+        }
+        for (key, table) in &snapshot.contract.tables {
+            let Some(from) = index.table_by_key(key, snapshot) else {
+                continue;
+            };
+            for fk in &table.foreign_keys {
+                let to = index.tables.iter().position(|t| {
+                    t.name.eq_ignore_ascii_case(&fk.referred_table.table_name)
+                        && (t
+                            .schema
+                            .eq_ignore_ascii_case(&fk.referred_table.schema_name)
+                            || fk.referred_table.schema_name.is_empty())
+                });
+                if let Some(to) = to
+                    && !fk.constrained_columns.is_empty()
+                    && fk.constrained_columns.len() == fk.referred_columns.len()
+                {
+                    index.foreign_keys.push(ForeignKey {
+                        from,
+                        to,
+                        from_columns: fk.constrained_columns.clone(),
+                        to_columns: fk.referred_columns.clone(),
+                    });
+                }
+            }
+        }
+        index
+    }
+
+    fn table_by_key(&self, key: &str, snapshot: &SchemaSnapshot) -> Option<usize> {
+        snapshot.contract.tables.keys().position(|k| k == key)
+    }
+
+    /// The column that names a row of `table`: `name`, `title`, `label`, `…_name`, then the
+    /// first non-key text column, then the primary key.
+    pub(crate) fn label_column(&self, table: usize) -> Option<usize> {
+        let cols = &self.tables.get(table)?.columns;
+        let text =
+            |c: &&usize| self.columns[**c].class == TypeClass::Text && !self.columns[**c].is_key;
+        let named = |want: &str| {
+            cols.iter()
+                .find(|c| text(c) && self.columns[**c].name.eq_ignore_ascii_case(want))
+                .copied()
+        };
+        // `song_name` names a song (not `artist_name`): the text column whose words are the
+        // table's own name and "name".
+        let own_name = || {
+            let table_stems = ident_stems(&self.tables[table].name);
+            let name = ident_stems("name");
+            cols.iter()
+                .find(|c| {
+                    // A text key may be the name itself (`song_name` as the key of song).
+                    let words = ident_stems(&self.columns[**c].name);
+                    self.columns[**c].class == TypeClass::Text
+                        && words.len() >= 2
+                        && words.last() == name.last()
+                        && words[..words.len() - 1] == table_stems[..]
+                })
+                .copied()
+        };
+        named("name")
+            .or_else(|| named("title"))
+            .or_else(|| named("label"))
+            .or_else(own_name)
+            .or_else(|| {
+                cols.iter()
+                    .find(|c| text(c) && self.columns[**c].name.to_lowercase().ends_with("name"))
+                    .copied()
+            })
+            .or_else(|| cols.iter().find(|c| self.columns[**c].is_pk).copied())
+            .or_else(|| cols.iter().find(text).copied())
+            .or_else(|| cols.first().copied())
+    }
+
+    /// True when the label of `table` is only its key (it has no name column).
+    pub(crate) fn label_is_key(&self, table: usize) -> bool {
+        self.label_column(table)
+            .is_some_and(|c| self.columns[c].is_key)
+    }
+
+    /// The text column of `table` that records a person who acted: named `…_by`, else an
+    /// agent noun (`operator`, `inspector`, `technician`).
+    pub(crate) fn person_column(&self, table: usize) -> Option<usize> {
+        let cols = &self.tables.get(table)?.columns;
+        let text = |c: usize| self.columns[c].class == TypeClass::Text && !self.columns[c].is_key;
+        let by = cols
+            .iter()
+            .copied()
+            .find(|c| text(*c) && self.columns[*c].name.to_lowercase().ends_with("_by"));
+        by.or_else(|| {
+            cols.iter().copied().find(|c| {
+                let words = split_ident(&self.columns[*c].name);
+                text(*c)
+                    && words.last().is_some_and(|w| {
+                        ["or", "er", "ist", "ian"].iter().any(|e| w.ends_with(e)) && w.len() > 4
+                    })
+            })
+        })
+    }
+
+    /// True when `from` refers to `to` by a foreign key, directly or through one table in
+    /// between (`defects` → `production_runs` → `products`).
+    pub(crate) fn refers_to(&self, from: usize, to: usize) -> bool {
+        let direct =
+            |a: usize, b: usize| self.foreign_keys.iter().any(|f| f.from == a && f.to == b);
+        direct(from, to)
+            || self
+                .foreign_keys
+                .iter()
+                .any(|f| f.from == from && f.to != from && direct(f.to, to))
+    }
+
+    /// The first date or timestamp column of `table`, by column order.
+    pub(crate) fn time_column(&self, table: usize) -> Option<usize> {
+        self.tables
+            .get(table)?
+            .columns
+            .iter()
+            .find(|c| self.columns[**c].is_temporal())
+            .copied()
+    }
+
+    /// The numeric column that best stands for "how much of `table`": one whose name
+    /// repeats the table's word (`defects.defect_count`), else one named like a quantity.
+    pub(crate) fn quantity_column(&self, table: usize) -> Option<usize> {
+        let t = self.tables.get(table)?;
+        let measures: Vec<usize> = t
+            .columns
+            .iter()
+            .copied()
+            .filter(|c| self.columns[*c].is_measure())
+            .collect();
+        let last_stem = t.stems.last().cloned().unwrap_or_default();
+        measures
+            .iter()
+            .find(|c| self.columns[**c].stems.contains(&last_stem))
+            .or(measures.iter().find(|c| {
+                self.columns[**c].stems.iter().any(|s| {
+                    ["quantity", "count", "amount", "total", "number"].contains(&s.as_str())
+                })
+            }))
+            .copied()
+            .or(match measures.as_slice() {
+                [only] => Some(*only),
+                _ => None,
+            })
+    }
+
+    /// A numeric column that counts the table's own thing per row (`defects.defect_count`:
+    /// the table's word with `count`, `number` or `quantity`).
+    pub(crate) fn count_column(&self, table: usize) -> Option<usize> {
+        let t = self.tables.get(table)?;
+        let thing = t.stems.last()?;
+        t.columns.iter().copied().find(|c| {
+            let col = &self.columns[*c];
+            col.is_measure()
+                && col.stems.contains(thing)
+                && col
+                    .plain
+                    .iter()
+                    .any(|s| ["count", "number", "quantity", "qty"].contains(&s.as_str()))
+        })
+    }
+
+    /// A readable singular noun for a table (`production_runs` → `production run`).
+    pub(crate) fn entity_noun(&self, table: usize) -> String {
+        let words = split_ident(&self.tables[table].name);
+        match words.split_last() {
+            Some((last, rest)) => {
+                let mut out: Vec<String> = rest.to_vec();
+                out.push(singular(last));
+                out.join(" ")
+            }
+            None => self.tables[table].name.clone(),
+        }
+    }
+}
+
+/// The words of a description of at most three words, stemmed without synonyms; empty
+/// for longer descriptions.
+fn short_phrase(description: &str) -> Vec<String> {
+    let words: Vec<String> = tokenize(description)
+        .into_iter()
+        .filter(|t| t.kind == crate::text::TokenKind::Word)
+        .map(|t| stem(&t.lower))
+        .collect();
+    if words.len() <= 3 { words } else { Vec::new() }
+}
+
+/// The stems of a description's leading noun phrase of one to three words before a colon
+/// ("Order lines: one product per line" → `order line`).
+fn description_head(description: &str) -> Option<Vec<String>> {
+    let (head, _) = description.split_once(':')?;
+    let words: Vec<String> = tokenize(head)
+        .into_iter()
+        .filter(|t| t.kind == crate::text::TokenKind::Word)
+        .map(|t| t.stem)
+        .collect();
+    (1..=3).contains(&words.len()).then_some(words)
+}

@@ -16,7 +16,7 @@
 //! stop reading early. The statement timeout interrupts the query
 //! (`EXECUTION_TIMEOUT`). Work runs on tokio's blocking pool.
 
-mod driver;
+mod error;
 mod snapshot;
 mod write;
 
@@ -31,15 +31,16 @@ use arrow::record_batch::RecordBatch;
 use async_trait::async_trait;
 use duckdb::{AccessMode, Config, Connection};
 use nl2sql_adapter::{
-    AdapterOptions, Capability, CapabilitySet, CostEstimate, DatasourceAdapter, DryRunResult,
-    ExecutionStats, Limits, QueryPlan, ResultError, ResultErrorCode, ResultFrame, TruncatedReason,
-    dialect_mismatch, json_plan,
+    AdapterOptions, Capability, CapabilitySet, ConnectRequest, CostEstimate, DatasourceAdapter,
+    Driver, DryRunResult, ExecutionStats, Limits, QueryPlan, ResultError, ResultErrorCode,
+    ResultFrame, TruncatedReason, dialect_mismatch, json_plan,
 };
-use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
+use nl2sql_state::{Dialect, Engine, SchemaContract, SchemaSnapshot};
 use nl2sql_validate::GuardedSql;
 
-pub use driver::DuckDbDriver;
 pub use write::write_database;
+
+use error::{crash, map_err, timeout_error, unavailable};
 
 /// A DuckDB database file behind the adapter SPI.
 pub struct DuckDbAdapter {
@@ -60,18 +61,6 @@ impl std::fmt::Debug for DuckDbAdapter {
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
-}
-
-fn unavailable(message: &str, detail: String) -> ResultError {
-    let mut e = ResultError::new(ResultErrorCode::ServiceUnavailable, message);
-    e.detail = Some(detail);
-    e
-}
-
-fn crash(message: &str, detail: String) -> ResultError {
-    let mut e = ResultError::new(ResultErrorCode::ExecutorCrash, message);
-    e.detail = Some(detail);
-    e
 }
 
 /// The memory one database may use (`memory_limit`; DuckDB's default is 80% of the
@@ -253,15 +242,6 @@ impl Drop for InterruptOnDrop {
     }
 }
 
-fn timeout_error(detail: String) -> ResultError {
-    let mut err = ResultError::new(
-        ResultErrorCode::ExecutionTimeout,
-        "the statement exceeded its timeout and was cancelled",
-    );
-    err.detail = Some(detail);
-    err
-}
-
 /// The path of a `duckdb://` URL.
 fn parse_url(url: &str) -> Result<PathBuf, String> {
     let rest = url
@@ -285,35 +265,6 @@ fn parse_url(url: &str) -> Result<PathBuf, String> {
         );
     }
     Ok(PathBuf::from(rest))
-}
-
-/// Maps a DuckDB error by its class (the message prefix DuckDB gives every error).
-pub(crate) fn map_err(e: &duckdb::Error) -> ResultError {
-    let message = e.to_string();
-    let class = message.split(" Error").next().unwrap_or_default();
-    let lower = message.to_ascii_lowercase();
-    let security = class == "Permission"
-        || lower.contains("read-only")
-        || lower.contains("read only")
-        || lower.contains("external access")
-        || lower.contains("lock_configuration")
-        || lower.contains("configuration has been locked")
-        || lower.contains("disabled by configuration");
-    if class == "INTERRUPT" || lower.contains("interrupted") {
-        return timeout_error(message);
-    }
-    if security {
-        let mut err = ResultError::new(
-            ResultErrorCode::SecurityViolation,
-            "the DuckDB sandbox refused the statement: only reading the database is allowed",
-        );
-        err.detail = Some(message);
-        return err;
-    }
-    if class == "IO" {
-        return unavailable("the DuckDB database cannot be read", message);
-    }
-    ResultError::from_engine(ResultErrorCode::ExecutionFailed, &message)
 }
 
 /// Approximate data size of each row of `batch`: fixed widths, string and binary lengths
@@ -614,6 +565,38 @@ impl DatasourceAdapter for DuckDbAdapter {
             "limits": self.limits,
             "capabilities": self.capabilities.as_strings(),
         })
+    }
+}
+
+/// The DuckDB driver: opens `duckdb://` datasources with [`DuckDbAdapter`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DuckDbDriver;
+
+#[async_trait]
+impl Driver for DuckDbDriver {
+    fn engine(&self) -> Engine {
+        Engine::Duckdb
+    }
+
+    fn implementation(&self) -> &'static str {
+        env!("CARGO_PKG_NAME")
+    }
+
+    fn capabilities(&self) -> CapabilitySet {
+        capabilities()
+    }
+
+    async fn connect(
+        &self,
+        request: &ConnectRequest<'_>,
+    ) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
+        let adapter = DuckDbAdapter::from_url_with_options(
+            request.id,
+            request.url,
+            request.limits,
+            request.options,
+        )?;
+        Ok(Arc::new(adapter))
     }
 }
 

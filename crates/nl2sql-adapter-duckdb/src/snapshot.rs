@@ -15,7 +15,7 @@ use nl2sql_state::{
     TableRef,
 };
 
-use crate::map_err;
+use crate::error::map_err;
 
 type Row = Vec<Option<String>>;
 

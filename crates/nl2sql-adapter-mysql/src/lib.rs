@@ -24,11 +24,10 @@
 //! Connecting is bounded by the connect timeout: a dead server is `SERVICE_UNAVAILABLE`.
 
 mod decode;
-mod driver;
+mod error;
 mod snapshot;
 
-pub use driver::MySqlDriver;
-
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -36,12 +35,14 @@ use async_trait::async_trait;
 use mysql_async::prelude::Queryable as _;
 use mysql_async::{Conn, Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
 use nl2sql_adapter::{
-    AdapterOptions, Attempt, Capability, CapabilitySet, CostEstimate, DatasourceAdapter,
-    DryRunResult, Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
-    ResultFrame, SpawnOnDrop, dialect_mismatch, json_plan, retry_once_when_lost,
+    AdapterOptions, Attempt, Capability, CapabilitySet, ConnectRequest, CostEstimate,
+    DatasourceAdapter, Driver, DryRunResult, Limits, Push, QueryPlan, ResultBuilder, ResultError,
+    ResultErrorCode, ResultFrame, SpawnOnDrop, dialect_mismatch, json_plan, retry_once_when_lost,
 };
-use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
+use nl2sql_state::{Dialect, Engine, SchemaContract, SchemaSnapshot};
 use nl2sql_validate::GuardedSql;
+
+use error::{connect_error, map_err, not_a_query, timeout_error, unavailable, unexpected};
 
 /// At most this many connections are open at once.
 const MAX_CONNECTIONS: usize = 8;
@@ -72,12 +73,6 @@ impl std::fmt::Debug for MySqlAdapter {
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
-}
-
-fn unavailable(message: &str, detail: String) -> ResultError {
-    let mut e = ResultError::new(ResultErrorCode::ServiceUnavailable, message);
-    e.detail = Some(detail);
-    e
 }
 
 /// The `sql_mode` every statement runs under: no `ANSI_QUOTES`, no
@@ -415,22 +410,6 @@ async fn in_tx(conn: &mut Conn, id: &str, caps: &str, op: Op) -> Result<Out, Res
     }
 }
 
-fn unexpected() -> ResultError {
-    ResultError::new(
-        ResultErrorCode::ExecutorCrash,
-        "the MySQL adapter returned an unexpected result kind",
-    )
-}
-
-fn timeout_error(detail: String) -> ResultError {
-    let mut err = ResultError::new(
-        ResultErrorCode::ExecutionTimeout,
-        "the statement exceeded its timeout and was cancelled",
-    );
-    err.detail = Some(detail);
-    err
-}
-
 /// Parses a `mysql://` or `mariadb://` URL without echoing it in the error.
 fn parse_url(url: &str) -> Result<Opts, ResultError> {
     let malformed = |detail: String| {
@@ -452,57 +431,6 @@ fn parse_url(url: &str) -> Result<Opts, ResultError> {
         return Err(malformed("no host".to_owned()));
     }
     Opts::from_url(&format!("mysql://{rest}")).map_err(|e| malformed(e.to_string()))
-}
-
-fn server_code(e: &mysql_async::Error) -> Option<(u16, &str)> {
-    match e {
-        mysql_async::Error::Server(s) => Some((s.code, s.message.as_str())),
-        _ => None,
-    }
-}
-
-fn connect_error(e: &mysql_async::Error) -> ResultError {
-    let (message, retryable) = match server_code(e).map(|(c, _)| c) {
-        Some(1045 | 1044 | 1698) => ("MySQL refused the credentials", false),
-        Some(1049) => ("the MySQL database does not exist", false),
-        Some(1040 | 1203) => ("the MySQL server has too many connections", true),
-        _ => ("cannot connect to the MySQL server", true),
-    };
-    let mut err = unavailable(message, e.to_string());
-    err.retryable = retryable;
-    err
-}
-
-/// Maps a driver error. The server's message goes through the safe-message filter.
-pub(crate) fn map_err(e: &mysql_async::Error) -> ResultError {
-    let Some((code, message)) = server_code(e) else {
-        return unavailable("the MySQL server could not be reached", e.to_string());
-    };
-    match code {
-        // max_statement_time (MariaDB), max_execution_time (MySQL), KILL QUERY
-        1969 | 3024 | 1317 | 1028 => timeout_error(message.to_owned()),
-        // read-only transaction, access denied, --read-only, secure_file_priv
-        1792 | 1142 | 1143 | 1044 | 1045 | 1227 | 1370 | 1290 | 1036 => {
-            let mut err = ResultError::new(
-                ResultErrorCode::SecurityViolation,
-                "the MySQL sandbox refused the statement: only reading is allowed",
-            );
-            err.detail = Some(message.to_owned());
-            err
-        }
-        // connection killed, server shutting down, too many connections, out of resources
-        1927 | 1053 | 1040 | 1203 | 1041 | 1037 => {
-            unavailable("the MySQL server is unavailable", message.to_owned())
-        }
-        _ => ResultError::from_engine(ResultErrorCode::ExecutionFailed, message),
-    }
-}
-
-fn not_a_query() -> ResultError {
-    ResultError::new(
-        ResultErrorCode::SecurityViolation,
-        "the MySQL sandbox refused the statement: it returns no rows, so it is not a query",
-    )
 }
 
 async fn execute_in(
@@ -699,6 +627,39 @@ impl DatasourceAdapter for MySqlAdapter {
             "limits": self.limits,
             "capabilities": self.capabilities.as_strings(),
         })
+    }
+}
+
+/// The MySQL and MariaDB driver: opens `mysql://` datasources with [`MySqlAdapter`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MySqlDriver;
+
+#[async_trait]
+impl Driver for MySqlDriver {
+    fn engine(&self) -> Engine {
+        Engine::Mysql
+    }
+
+    fn implementation(&self) -> &'static str {
+        env!("CARGO_PKG_NAME")
+    }
+
+    fn capabilities(&self) -> CapabilitySet {
+        capabilities()
+    }
+
+    async fn connect(
+        &self,
+        request: &ConnectRequest<'_>,
+    ) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
+        let adapter = MySqlAdapter::from_url_with_options(
+            request.id,
+            request.url,
+            request.limits,
+            request.options,
+        )
+        .await?;
+        Ok(Arc::new(adapter))
     }
 }
 

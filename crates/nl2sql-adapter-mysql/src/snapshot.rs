@@ -16,7 +16,7 @@ use nl2sql_state::{
     TableRef,
 };
 
-use crate::map_err;
+use crate::error::map_err;
 
 /// The schemas described: the current database, or every non-system one.
 const SCHEMAS: &str = "(TABLE_SCHEMA = DATABASE() OR (DATABASE() IS NULL AND TABLE_SCHEMA NOT IN \

@@ -25,36 +25,31 @@
 //! bounded by the connect timeout: a dead server is `SERVICE_UNAVAILABLE`, never a hang.
 
 mod decode;
-mod driver;
+mod error;
 mod snapshot;
 mod tx;
 
-pub use driver::PostgresDriver;
+use error::{connect_error, map_err, timeout_error, unavailable, unexpected};
 use tx::*;
 pub use tx::{ENGINE_TEMP_FILE_LIMIT, ENGINE_WORK_MEM};
 
-use std::str::FromStr as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use nl2sql_adapter::{
-    AdapterOptions, Attempt, Capability, CapabilitySet, CostEstimate, DatasourceAdapter,
-    DryRunResult, Limits, Push, QueryPlan, ResultBuilder, ResultError, ResultErrorCode,
+    AdapterOptions, Attempt, Capability, CapabilitySet, ConnectRequest, CostEstimate,
+    DatasourceAdapter, Driver, DryRunResult, Limits, QueryPlan, ResultError, ResultErrorCode,
     ResultFrame, SpawnOnDrop, dialect_mismatch, json_plan, retry_once_when_lost,
 };
-use nl2sql_state::{Dialect, SchemaContract, SchemaSnapshot};
+use nl2sql_state::{Dialect, Engine, SchemaContract, SchemaSnapshot};
 use nl2sql_validate::GuardedSql;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, NoTls};
 
 /// At most this many connections are open at once.
 const MAX_CONNECTIONS: usize = 8;
-
-/// Rows fetched per round trip from the portal.
-const FETCH_ROWS: u64 = 1_024;
 
 /// How long the client waits past the statement timeout for the server's own cancel.
 const CANCEL_GRACE: Duration = Duration::from_millis(2_000);
@@ -82,12 +77,6 @@ impl std::fmt::Debug for PostgresAdapter {
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
-}
-
-fn unavailable(message: &str, detail: String) -> ResultError {
-    let mut e = ResultError::new(ResultErrorCode::ServiceUnavailable, message);
-    e.detail = Some(detail);
-    e
 }
 
 /// A pooled connection and the permit that counts it.
@@ -462,5 +451,37 @@ impl DatasourceAdapter for PostgresAdapter {
             "limits": self.limits,
             "capabilities": self.capabilities.as_strings(),
         })
+    }
+}
+/// The PostgreSQL driver: opens `postgres://` datasources with [`PostgresAdapter`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PostgresDriver;
+
+#[async_trait]
+impl Driver for PostgresDriver {
+    fn engine(&self) -> Engine {
+        Engine::Postgres
+    }
+
+    fn implementation(&self) -> &'static str {
+        env!("CARGO_PKG_NAME")
+    }
+
+    fn capabilities(&self) -> CapabilitySet {
+        capabilities()
+    }
+
+    async fn connect(
+        &self,
+        request: &ConnectRequest<'_>,
+    ) -> Result<Arc<dyn DatasourceAdapter>, ResultError> {
+        let adapter = PostgresAdapter::from_url_with_options(
+            request.id,
+            request.url,
+            request.limits,
+            request.options,
+        )
+        .await?;
+        Ok(Arc::new(adapter))
     }
 }

@@ -13,7 +13,7 @@ use nl2sql_state::{
 };
 use tokio_postgres::Transaction;
 
-use crate::map_err;
+use crate::error::map_err;
 
 /// The tables and views the current role may read, outside system schemas.
 const READABLE: &str = "c.relkind IN ('r', 'p', 'v', 'm', 'f') \

@@ -1,7 +1,17 @@
 //! One statement's life on a pooled connection: the read-only transaction with its
 //! session pins and timeout, the mapping of driver errors to `ResultError`s, and EXPLAIN's estimates.
 
-use super::*;
+use nl2sql_adapter::{Limits, Push, ResultBuilder, ResultError, ResultErrorCode, ResultFrame};
+use std::str::FromStr as _;
+use std::time::Instant;
+use tokio_postgres::Client;
+use tokio_postgres::error::SqlState;
+
+use crate::error::{map_err, not_a_query, unavailable};
+use crate::{decode, snapshot};
+
+/// Rows fetched per round trip from the portal.
+const FETCH_ROWS: u64 = 1_024;
 
 /// What runs inside one read-only transaction.
 pub(super) type Op = nl2sql_adapter::SessionOp<snapshot::Detail>;
@@ -111,22 +121,6 @@ pub(super) async fn in_tx(
     }
 }
 
-pub(super) fn unexpected() -> ResultError {
-    ResultError::new(
-        ResultErrorCode::ExecutorCrash,
-        "the PostgreSQL adapter returned an unexpected result kind",
-    )
-}
-
-pub(super) fn timeout_error(detail: String) -> ResultError {
-    let mut err = ResultError::new(
-        ResultErrorCode::ExecutionTimeout,
-        "the statement exceeded its timeout and was cancelled",
-    );
-    err.detail = Some(detail);
-    err
-}
-
 /// Parses a `postgres://` or `postgresql://` URL without echoing it in the error.
 pub(super) fn parse_url(url: &str) -> Result<tokio_postgres::Config, ResultError> {
     let lower = url.get(..13).unwrap_or(url).to_ascii_lowercase();
@@ -149,62 +143,6 @@ pub(super) fn parse_url(url: &str) -> Result<tokio_postgres::Config, ResultError
         ));
     }
     Ok(config)
-}
-
-pub(super) fn connect_error(e: &tokio_postgres::Error) -> ResultError {
-    let code = e.code();
-    let (message, retryable) = if code == Some(&SqlState::INVALID_PASSWORD)
-        || code == Some(&SqlState::INVALID_AUTHORIZATION_SPECIFICATION)
-    {
-        ("PostgreSQL refused the credentials", false)
-    } else if code == Some(&SqlState::INVALID_CATALOG_NAME) {
-        ("the PostgreSQL database does not exist", false)
-    } else if code == Some(&SqlState::TOO_MANY_CONNECTIONS) {
-        ("the PostgreSQL server has too many connections", true)
-    } else {
-        ("cannot connect to the PostgreSQL server", true)
-    };
-    let mut err = unavailable(message, e.to_string());
-    err.retryable = retryable;
-    err
-}
-
-/// Maps a driver error. The server's message goes through the safe-message filter.
-pub(super) fn map_err(e: &tokio_postgres::Error) -> ResultError {
-    let Some(db) = e.as_db_error() else {
-        return if e.is_closed() {
-            unavailable("the PostgreSQL connection was closed", e.to_string())
-        } else {
-            unavailable("the PostgreSQL server could not be reached", e.to_string())
-        };
-    };
-    let code = db.code();
-    if code == &SqlState::QUERY_CANCELED || code == &SqlState::LOCK_NOT_AVAILABLE {
-        return timeout_error(db.message().to_owned());
-    }
-    let class = &code.code()[..2];
-    if code == &SqlState::READ_ONLY_SQL_TRANSACTION || code == &SqlState::INSUFFICIENT_PRIVILEGE {
-        let mut err = ResultError::new(
-            ResultErrorCode::SecurityViolation,
-            "the PostgreSQL sandbox refused the statement: only reading is allowed",
-        );
-        err.detail = Some(db.message().to_owned());
-        return err;
-    }
-    if matches!(class, "08" | "57" | "53" | "58") {
-        return unavailable(
-            "the PostgreSQL server is unavailable",
-            db.message().to_owned(),
-        );
-    }
-    ResultError::from_engine(ResultErrorCode::ExecutionFailed, db.message())
-}
-
-pub(super) fn not_a_query() -> ResultError {
-    ResultError::new(
-        ResultErrorCode::SecurityViolation,
-        "the PostgreSQL sandbox refused the statement: it returns no rows, so it is not a query",
-    )
 }
 
 pub(super) async fn execute_in(

@@ -26,6 +26,7 @@ mod rows;
 mod run;
 mod runlog;
 mod scan;
+mod schema;
 mod state;
 
 use std::collections::BTreeMap;

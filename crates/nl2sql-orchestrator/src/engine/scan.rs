@@ -12,14 +12,14 @@ use nl2sql_adapter::{
     ResultFrame, validate_physical,
 };
 use nl2sql_artifacts::ArtifactMeta;
-use nl2sql_index::{SchemaContext, SchemaRequest, SchemaRetriever};
-use nl2sql_plan::{FilterValue, PlanModel, SubQuery};
+use nl2sql_index::{SchemaContext, SchemaRetriever};
+use nl2sql_plan::{PlanModel, SubQuery};
 use nl2sql_planner::{PlanRequest, RefineRequest, Step};
 use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_sqlgen::SqlGenerator;
 use nl2sql_state::{
-    AccessPolicy, ArtifactRef, Attempt as AttemptRecord, Backoff, ErrorCode, GraphStateDelta, Node,
-    PipelineError, ScanStatus, SchemaSnapshot, Severity, SubgraphOutput, sha256_hex,
+    ArtifactRef, Attempt as AttemptRecord, Backoff, ErrorCode, GraphStateDelta, Node,
+    PipelineError, ScanStatus, Severity, SubgraphOutput, sha256_hex,
 };
 use nl2sql_validate::{LogicalContext, validate_plan};
 use serde_json::{Value, json};
@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 use super::ctx::{RunCtx, cancelled};
 use super::ground;
 use super::runlog::{Record, millis};
+use super::schema::{hide_denied, schema_request};
 use super::state::{subgraph_id, warnings_of};
 
 /// The per-scan context.
@@ -733,69 +734,6 @@ async fn attempt(
 fn worth_retrying(errors: &[PipelineError], ignores_feedback: bool) -> bool {
     errors.iter().all(PipelineError::is_retryable)
         && (!ignores_feedback || errors.iter().all(|e| e.code.is_transient()))
-}
-
-/// The schema retriever's request for a sub-query.
-fn schema_request(sq: &SubQuery) -> SchemaRequest {
-    SchemaRequest {
-        datasource_id: sq.datasource_id.clone(),
-        schema_version: sq.schema_version.clone(),
-        intent: sq.intent.clone(),
-        filters: sq
-            .filters
-            .iter()
-            .map(|f| (f.attribute.clone(), filter_values(&f.value)))
-            .collect(),
-        group_by: sq.group_by.iter().map(|g| g.attribute.clone()).collect(),
-        expected_schema: sq.expected_schema.iter().map(|c| c.name.clone()).collect(),
-        metrics: sq.metrics.iter().map(|m| m.name.clone()).collect(),
-    }
-}
-
-fn filter_values(v: &FilterValue) -> Vec<String> {
-    match serde_json::to_value(v) {
-        Ok(Value::Array(items)) => items.iter().map(value_text).collect(),
-        Ok(other) => vec![value_text(&other)],
-        Err(_) => Vec::new(),
-    }
-}
-
-fn value_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// Removes the tables `access` does not allow and the columns it denies from `snapshot`
-/// (contract and metadata).
-fn hide_denied(snapshot: &mut SchemaSnapshot, access: &AccessPolicy, datasource_id: &str) {
-    snapshot.contract.tables.retain(|_, t| {
-        access.table_allowed(
-            datasource_id,
-            Some(&t.table.schema_name),
-            &t.table.table_name,
-        )
-    });
-    for table in snapshot.contract.tables.values_mut() {
-        let name = table.table.table_name.clone();
-        table
-            .columns
-            .retain(|column, _| !access.column_denied(datasource_id, &name, column));
-    }
-    if let Some(metadata) = snapshot.metadata.as_mut() {
-        let contract = &snapshot.contract;
-        metadata
-            .tables
-            .retain(|key, _| contract.tables.contains_key(key));
-        for (key, table) in metadata.tables.iter_mut() {
-            if let Some(kept) = contract.tables.get(key) {
-                table
-                    .columns
-                    .retain(|column, _| kept.columns.contains_key(column));
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -2,27 +2,6 @@
 
 use nl2sql_adapter::{ResultError, ResultErrorCode};
 
-pub(crate) fn unavailable(message: &str, detail: String) -> ResultError {
-    let mut e = ResultError::new(ResultErrorCode::ServiceUnavailable, message);
-    e.detail = Some(detail);
-    e
-}
-
-pub(crate) fn crash(message: &str, detail: String) -> ResultError {
-    let mut e = ResultError::new(ResultErrorCode::ExecutorCrash, message);
-    e.detail = Some(detail);
-    e
-}
-
-pub(crate) fn timeout_error(detail: String) -> ResultError {
-    let mut err = ResultError::new(
-        ResultErrorCode::ExecutionTimeout,
-        "the statement exceeded its timeout and was cancelled",
-    );
-    err.detail = Some(detail);
-    err
-}
-
 /// Maps a DuckDB error by its class (the message prefix DuckDB gives every error).
 pub(crate) fn map_err(e: &duckdb::Error) -> ResultError {
     let message = e.to_string();
@@ -36,7 +15,7 @@ pub(crate) fn map_err(e: &duckdb::Error) -> ResultError {
         || lower.contains("configuration has been locked")
         || lower.contains("disabled by configuration");
     if class == "INTERRUPT" || lower.contains("interrupted") {
-        return timeout_error(message);
+        return ResultError::timed_out(message);
     }
     if security {
         let mut err = ResultError::new(
@@ -47,7 +26,7 @@ pub(crate) fn map_err(e: &duckdb::Error) -> ResultError {
         return err;
     }
     if class == "IO" {
-        return unavailable("the DuckDB database cannot be read", message);
+        return ResultError::unavailable("the DuckDB database cannot be read", message);
     }
     ResultError::from_engine(ResultErrorCode::ExecutionFailed, &message)
 }

@@ -40,7 +40,7 @@ use nl2sql_validate::GuardedSql;
 
 pub use write::write_database;
 
-use error::{crash, map_err, timeout_error, unavailable};
+use error::map_err;
 
 /// A DuckDB database file behind the adapter SPI.
 pub struct DuckDbAdapter {
@@ -117,17 +117,18 @@ impl DuckDbAdapter {
         options: AdapterOptions,
     ) -> Result<Self, ResultError> {
         if !path.is_file() {
-            return Err(unavailable(
+            return Err(ResultError::unavailable(
                 "the DuckDB database file does not exist or is not a file",
                 path.display().to_string(),
             )
             .at("connect", id));
         }
         let config = sandbox_config().map_err(|e| {
-            crash("cannot configure the DuckDB sandbox", e.to_string()).at("connect", id)
+            ResultError::crash("cannot configure the DuckDB sandbox", e.to_string())
+                .at("connect", id)
         })?;
         let conn = Connection::open_with_flags(path, config).map_err(|e| {
-            unavailable("the file is not a readable DuckDB database", e.to_string())
+            ResultError::unavailable("the file is not a readable DuckDB database", e.to_string())
                 .at("connect", id)
         })?;
         let version = conn
@@ -170,12 +171,11 @@ impl DuckDbAdapter {
 
     /// A new connection to the database.
     fn connection(&self) -> Result<Connection, ResultError> {
-        let root = self
-            .root
-            .lock()
-            .map_err(|e| crash("the DuckDB connection lock is poisoned", e.to_string()))?;
+        let root = self.root.lock().map_err(|e| {
+            ResultError::crash("the DuckDB connection lock is poisoned", e.to_string())
+        })?;
         root.try_clone()
-            .map_err(|e| unavailable("cannot open a DuckDB connection", e.to_string()))
+            .map_err(|e| ResultError::unavailable("cannot open a DuckDB connection", e.to_string()))
     }
 
     /// Runs `f` on a fresh connection on tokio's blocking pool, interrupting it after
@@ -205,10 +205,14 @@ impl DuckDbAdapter {
                 }
             };
         guard.armed = false;
-        let out =
-            joined.unwrap_or_else(|e| Err(crash("the DuckDB worker thread failed", e.to_string())));
+        let out = joined.unwrap_or_else(|e| {
+            Err(ResultError::crash(
+                "the DuckDB worker thread failed",
+                e.to_string(),
+            ))
+        });
         match out {
-            Err(e) if timed_out.load(Ordering::SeqCst) => Err(timeout_error(
+            Err(e) if timed_out.load(Ordering::SeqCst) => Err(ResultError::timed_out(
                 e.detail.unwrap_or_else(|| e.safe_message.clone()),
             )),
             other => other,
@@ -381,7 +385,7 @@ fn run_on(
     }
     // One compact batch, so that a slice does not keep its whole parent alive.
     let batch = arrow::compute::concat_batches(&schema, &batches)
-        .map_err(|e| crash("cannot assemble the DuckDB result", e.to_string()))?;
+        .map_err(|e| ResultError::crash("cannot assemble the DuckDB result", e.to_string()))?;
     let memory = batch.get_array_memory_size() as u64;
     Ok(ResultFrame {
         success: true,
@@ -412,7 +416,7 @@ fn explain_json(conn: &Connection, sql: &str) -> Result<serde_json::Value, Resul
         text.push_str(&v);
     }
     serde_json::from_str(&text).map_err(|e| {
-        crash(
+        ResultError::crash(
             "cannot read the DuckDB plan",
             format!("EXPLAIN output: {e}"),
         )

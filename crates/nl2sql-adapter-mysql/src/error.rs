@@ -3,26 +3,11 @@
 
 use nl2sql_adapter::{ResultError, ResultErrorCode};
 
-pub(crate) fn unavailable(message: &str, detail: String) -> ResultError {
-    let mut e = ResultError::new(ResultErrorCode::ServiceUnavailable, message);
-    e.detail = Some(detail);
-    e
-}
-
 pub(crate) fn unexpected() -> ResultError {
     ResultError::new(
         ResultErrorCode::ExecutorCrash,
         "the MySQL adapter returned an unexpected result kind",
     )
-}
-
-pub(crate) fn timeout_error(detail: String) -> ResultError {
-    let mut err = ResultError::new(
-        ResultErrorCode::ExecutionTimeout,
-        "the statement exceeded its timeout and was cancelled",
-    );
-    err.detail = Some(detail);
-    err
 }
 
 pub(crate) fn server_code(e: &mysql_async::Error) -> Option<(u16, &str)> {
@@ -39,7 +24,7 @@ pub(crate) fn connect_error(e: &mysql_async::Error) -> ResultError {
         Some(1040 | 1203) => ("the MySQL server has too many connections", true),
         _ => ("cannot connect to the MySQL server", true),
     };
-    let mut err = unavailable(message, e.to_string());
+    let mut err = ResultError::unavailable(message, e.to_string());
     err.retryable = retryable;
     err
 }
@@ -47,11 +32,11 @@ pub(crate) fn connect_error(e: &mysql_async::Error) -> ResultError {
 /// Maps a driver error. The server's message goes through the safe-message filter.
 pub(crate) fn map_err(e: &mysql_async::Error) -> ResultError {
     let Some((code, message)) = server_code(e) else {
-        return unavailable("the MySQL server could not be reached", e.to_string());
+        return ResultError::unavailable("the MySQL server could not be reached", e.to_string());
     };
     match code {
         // max_statement_time (MariaDB), max_execution_time (MySQL), KILL QUERY
-        1969 | 3024 | 1317 | 1028 => timeout_error(message.to_owned()),
+        1969 | 3024 | 1317 | 1028 => ResultError::timed_out(message.to_owned()),
         // read-only transaction, access denied, --read-only, secure_file_priv
         1792 | 1142 | 1143 | 1044 | 1045 | 1227 | 1370 | 1290 | 1036 => {
             let mut err = ResultError::new(
@@ -63,7 +48,7 @@ pub(crate) fn map_err(e: &mysql_async::Error) -> ResultError {
         }
         // connection killed, server shutting down, too many connections, out of resources
         1927 | 1053 | 1040 | 1203 | 1041 | 1037 => {
-            unavailable("the MySQL server is unavailable", message.to_owned())
+            ResultError::unavailable("the MySQL server is unavailable", message.to_owned())
         }
         _ => ResultError::from_engine(ResultErrorCode::ExecutionFailed, message),
     }

@@ -42,7 +42,7 @@ use nl2sql_adapter::{
 use nl2sql_state::{Dialect, Engine, SchemaContract, SchemaSnapshot};
 use nl2sql_validate::GuardedSql;
 
-use error::{connect_error, map_err, not_a_query, timeout_error, unavailable, unexpected};
+use error::{connect_error, map_err, not_a_query, unexpected};
 
 /// At most this many connections are open at once.
 const MAX_CONNECTIONS: usize = 8;
@@ -277,7 +277,7 @@ impl MySqlAdapter {
                 // The connection is still held, so the kill reaches this statement only.
                 kill_query(&self.opts, conn_id, self.connect_timeout).await;
                 drop(conn);
-                Attempt::Done(Err(timeout_error(format!(
+                Attempt::Done(Err(ResultError::timed_out(format!(
                     "no answer within {} ms plus {CANCEL_GRACE:?}",
                     limits.statement_timeout_ms
                 ))))
@@ -331,7 +331,7 @@ async fn connect_within(
     connecting: impl Future<Output = Result<Conn, mysql_async::Error>>,
 ) -> Result<Conn, ResultError> {
     match tokio::time::timeout(limit, connecting).await {
-        Err(_) => Err(unavailable(
+        Err(_) => Err(ResultError::unavailable(
             "timed out connecting to the MySQL server",
             format!("no answer within {limit:?}"),
         )),
@@ -413,7 +413,7 @@ async fn in_tx(conn: &mut Conn, id: &str, caps: &str, op: Op) -> Result<Out, Res
 /// Parses a `mysql://` or `mariadb://` URL without echoing it in the error.
 fn parse_url(url: &str) -> Result<Opts, ResultError> {
     let malformed = |detail: String| {
-        unavailable(
+        ResultError::unavailable(
             "malformed MySQL URL: expected mysql://user@host:port/database",
             detail,
         )

@@ -4,26 +4,11 @@
 use nl2sql_adapter::{ResultError, ResultErrorCode};
 use tokio_postgres::error::SqlState;
 
-pub(crate) fn unavailable(message: &str, detail: String) -> ResultError {
-    let mut e = ResultError::new(ResultErrorCode::ServiceUnavailable, message);
-    e.detail = Some(detail);
-    e
-}
-
 pub(crate) fn unexpected() -> ResultError {
     ResultError::new(
         ResultErrorCode::ExecutorCrash,
         "the PostgreSQL adapter returned an unexpected result kind",
     )
-}
-
-pub(crate) fn timeout_error(detail: String) -> ResultError {
-    let mut err = ResultError::new(
-        ResultErrorCode::ExecutionTimeout,
-        "the statement exceeded its timeout and was cancelled",
-    );
-    err.detail = Some(detail);
-    err
 }
 
 pub(crate) fn connect_error(e: &tokio_postgres::Error) -> ResultError {
@@ -39,7 +24,7 @@ pub(crate) fn connect_error(e: &tokio_postgres::Error) -> ResultError {
     } else {
         ("cannot connect to the PostgreSQL server", true)
     };
-    let mut err = unavailable(message, e.to_string());
+    let mut err = ResultError::unavailable(message, e.to_string());
     err.retryable = retryable;
     err
 }
@@ -48,14 +33,14 @@ pub(crate) fn connect_error(e: &tokio_postgres::Error) -> ResultError {
 pub(crate) fn map_err(e: &tokio_postgres::Error) -> ResultError {
     let Some(db) = e.as_db_error() else {
         return if e.is_closed() {
-            unavailable("the PostgreSQL connection was closed", e.to_string())
+            ResultError::unavailable("the PostgreSQL connection was closed", e.to_string())
         } else {
-            unavailable("the PostgreSQL server could not be reached", e.to_string())
+            ResultError::unavailable("the PostgreSQL server could not be reached", e.to_string())
         };
     };
     let code = db.code();
     if code == &SqlState::QUERY_CANCELED || code == &SqlState::LOCK_NOT_AVAILABLE {
-        return timeout_error(db.message().to_owned());
+        return ResultError::timed_out(db.message().to_owned());
     }
     let class = &code.code()[..2];
     if code == &SqlState::READ_ONLY_SQL_TRANSACTION || code == &SqlState::INSUFFICIENT_PRIVILEGE {
@@ -67,7 +52,7 @@ pub(crate) fn map_err(e: &tokio_postgres::Error) -> ResultError {
         return err;
     }
     if matches!(class, "08" | "57" | "53" | "58") {
-        return unavailable(
+        return ResultError::unavailable(
             "the PostgreSQL server is unavailable",
             db.message().to_owned(),
         );

@@ -29,7 +29,7 @@ mod error;
 mod snapshot;
 mod tx;
 
-use error::{connect_error, map_err, timeout_error, unavailable, unexpected};
+use error::{connect_error, map_err, unexpected};
 use tx::*;
 pub use tx::{ENGINE_TEMP_FILE_LIMIT, ENGINE_WORK_MEM};
 
@@ -187,7 +187,7 @@ impl PostgresAdapter {
         .await
         {
             Err(_) => {
-                return Err(unavailable(
+                return Err(ResultError::unavailable(
                     "timed out connecting to the PostgreSQL server",
                     format!("no answer within {:?}", self.connect_timeout),
                 ));
@@ -208,7 +208,9 @@ impl PostgresAdapter {
         let permit = Arc::clone(&self.permits)
             .acquire_owned()
             .await
-            .map_err(|e| unavailable("the connection pool is closed", e.to_string()))?;
+            .map_err(|e| {
+                ResultError::unavailable("the connection pool is closed", e.to_string())
+            })?;
         let reused = loop {
             let next = self.idle.lock().ok().and_then(|mut p| p.pop());
             match next {
@@ -319,7 +321,7 @@ impl PostgresAdapter {
                     let _ =
                         tokio::time::timeout(self.connect_timeout, token.cancel_query(NoTls)).await;
                 }
-                Attempt::Done(Err(timeout_error(format!(
+                Attempt::Done(Err(ResultError::timed_out(format!(
                     "no answer within {timeout_ms} ms plus {CANCEL_GRACE:?}"
                 ))))
             }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use tokio_postgres::Client;
 use tokio_postgres::error::SqlState;
 
-use crate::error::{map_err, not_a_query, unavailable};
+use crate::error::{map_err, not_a_query};
 use crate::{decode, snapshot};
 
 /// Rows fetched per round trip from the portal.
@@ -131,7 +131,7 @@ pub(super) fn parse_url(url: &str) -> Result<tokio_postgres::Config, ResultError
         ));
     }
     let config = tokio_postgres::Config::from_str(url).map_err(|e| {
-        unavailable(
+        ResultError::unavailable(
             "malformed PostgreSQL URL: expected postgres://user@host:port/database",
             e.to_string(),
         )

@@ -107,12 +107,6 @@ impl std::fmt::Debug for SqliteAdapter {
     }
 }
 
-fn unavailable(message: &str, detail: String) -> ResultError {
-    let mut e = ResultError::new(ResultErrorCode::ServiceUnavailable, message);
-    e.detail = Some(detail);
-    e
-}
-
 /// The capabilities every [`SqliteAdapter`] advertises, known without opening a database
 /// (for listings such as `nl2sql list-adapters`).
 pub fn capabilities() -> CapabilitySet {
@@ -139,7 +133,7 @@ impl SqliteAdapter {
         options: AdapterOptions,
     ) -> Result<Self, ResultError> {
         if !path.is_file() {
-            return Err(unavailable(
+            return Err(ResultError::unavailable(
                 "the SQLite database file does not exist or is not a file",
                 path.display().to_string(),
             )
@@ -199,8 +193,9 @@ impl SqliteAdapter {
 
     fn open_conn(&self) -> Result<Conn, ResultError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut conn = Connection::open_with_flags(&self.path, flags)
-            .map_err(|e| unavailable("cannot open the SQLite database", e.to_string()))?;
+        let mut conn = Connection::open_with_flags(&self.path, flags).map_err(|e| {
+            ResultError::unavailable("cannot open the SQLite database", e.to_string())
+        })?;
         let setup = |conn: &Connection| -> rusqlite::Result<()> {
             use rusqlite::config::DbConfig;
             conn.pragma_update(None, "query_only", 1)?;
@@ -227,14 +222,16 @@ impl SqliteAdapter {
             Ok(())
         };
         setup(&conn).map_err(|e| {
-            unavailable("the file is not a readable SQLite database", e.to_string())
+            ResultError::unavailable("the file is not a readable SQLite database", e.to_string())
         })?;
         let internal = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&internal);
         conn.authorizer(Some(move |ctx: AuthContext<'_>| {
             authorize(&ctx, flag.load(Ordering::Relaxed))
         }))
-        .map_err(|e| unavailable("cannot install the SQLite authorizer", e.to_string()))?;
+        .map_err(|e| {
+            ResultError::unavailable("cannot install the SQLite authorizer", e.to_string())
+        })?;
         Ok(Conn { conn, internal })
     }
 

@@ -389,6 +389,33 @@ impl ResultError {
         e
     }
 
+    /// `SERVICE_UNAVAILABLE` with a safe message; the driver's text kept in `detail`.
+    pub fn unavailable(safe_message: &str, detail: String) -> Self {
+        ResultError::new(ResultErrorCode::ServiceUnavailable, safe_message).with_detail(detail)
+    }
+
+    /// `EXECUTOR_CRASH` with a safe message; the driver's text kept in `detail`.
+    pub fn crash(safe_message: &str, detail: String) -> Self {
+        ResultError::new(ResultErrorCode::ExecutorCrash, safe_message).with_detail(detail)
+    }
+
+    /// `EXECUTION_TIMEOUT`: the statement ran past its timeout and was stopped; the
+    /// engine's text kept in `detail`.
+    pub fn timed_out(detail: String) -> Self {
+        ResultError::new(
+            ResultErrorCode::ExecutionTimeout,
+            "the statement exceeded its timeout and was cancelled",
+        )
+        .with_detail(detail)
+    }
+
+    /// The same error with the driver's text in `detail` (never serialised).
+    #[must_use]
+    pub fn with_detail(mut self, detail: String) -> Self {
+        self.detail = Some(detail);
+        self
+    }
+
     /// The same error with `stage` and `datasource_id` filled in.
     #[must_use]
     pub fn at(mut self, stage: &str, datasource_id: &str) -> Self {

@@ -78,7 +78,8 @@ fn check_import_cycles(root: &Path) -> Vec<String> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        for cycle in imports::cycles(&dir.join("src")) {
+        let src = dir.join("src");
+        for cycle in imports::cycles(&src, &rust_files(&src)) {
             found.insert(format!("{name}: {}", cycle.join(", ")));
         }
     }

@@ -8,7 +8,7 @@
 //! the strongly connected set of its files.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A module path inside a crate (`[]` for `lib.rs`/`main.rs`, `["engine"]` for
 /// `engine/mod.rs` or `engine.rs`).
@@ -19,25 +19,25 @@ type ModPath = Vec<String>;
 /// removed). A cycle not listed fails tidy, and so does a listed one that is gone.
 pub(crate) const KNOWN_CYCLES: &[&str] = &[];
 
-/// The import cycles among the files under `src`, each as its sorted file paths
-/// (relative to `src`); sorted.
-pub(crate) fn cycles(src: &Path) -> Vec<Vec<String>> {
+/// The import cycles among `paths` (the crate's `.rs` files under `src`), each as its
+/// sorted file paths (relative to `src`); sorted.
+pub(crate) fn cycles(src: &Path, paths: &[PathBuf]) -> Vec<Vec<String>> {
     let mut files: BTreeMap<ModPath, String> = BTreeMap::new();
     let mut texts: BTreeMap<ModPath, String> = BTreeMap::new();
-    walk(src, &mut |path| {
+    for path in paths {
         let Ok(rel) = path.strip_prefix(src) else {
-            return;
+            continue;
         };
-        if path.extension().is_none_or(|e| e != "rs") || rel.starts_with("bin") {
-            return;
+        if rel.starts_with("bin") {
+            continue;
         }
         let Ok(text) = std::fs::read_to_string(path) else {
-            return;
+            continue;
         };
         let module = module_path(rel);
         files.insert(module.clone(), rel.to_string_lossy().replace('\\', "/"));
         texts.insert(module, text);
-    });
+    }
     let known: BTreeSet<&ModPath> = files.keys().collect();
     let graph: BTreeMap<&ModPath, BTreeSet<ModPath>> = texts
         .iter()
@@ -54,22 +54,6 @@ pub(crate) fn cycles(src: &Path) -> Vec<Vec<String>> {
         .collect();
     out.sort();
     out
-}
-
-/// Calls `visit` on every file under `dir`, in name order.
-fn walk(dir: &Path, visit: &mut dyn FnMut(&Path)) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
-            walk(&path, visit);
-        } else {
-            visit(&path);
-        }
-    }
 }
 
 /// The module path of the file at `rel` (relative to the crate's `src`).

@@ -8,16 +8,15 @@ use nl2sql_state::{GraphState, GraphStateDelta, Node, PipelineError, ScanStatus}
 use serde_json::json;
 
 use super::ctx::RunCtx;
-use super::state::{
-    answer_response, run_blocking, sub_queries, subgraph_id, terminal_results, unmapped,
-};
+use super::state::{answer_response, decomposed, run_blocking, subgraph_id, terminal_results};
 
 /// What the answer synthesizer is asked: the question, the terminal results (at most
 /// `max` rows each), the unmapped parts and the errors that blocked parts of the answer
 /// (the main graph's, and the one that ended each failed scan).
 pub(super) fn answer_request(ctx: &RunCtx, st: &GraphState, max: usize) -> AnswerRequest {
     let mut errors: Vec<PipelineError> = run_blocking(st);
-    for sq in sub_queries(st) {
+    let (queries, unmapped) = decomposed(st);
+    for sq in queries {
         if st.scan_status.get(&sq.id) == Some(&ScanStatus::Succeeded) {
             continue;
         }
@@ -43,7 +42,7 @@ pub(super) fn answer_request(ctx: &RunCtx, st: &GraphState, max: usize) -> Answe
     AnswerRequest {
         question: ctx.question.clone(),
         results: terminal_results(st, max),
-        unmapped: unmapped(st),
+        unmapped,
         errors,
     }
 }

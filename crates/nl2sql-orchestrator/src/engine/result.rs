@@ -159,7 +159,7 @@ impl RunResult {
 impl RunResult {
     /// The result of a run, read from its final state (`status` set).
     pub(super) fn from_state(mut st: GraphState) -> RunResult {
-        let queries = super::state::sub_queries(&st);
+        let (queries, unmapped) = super::state::decomposed(&st);
         // Scan ids → (sub-query id, datasource id), to report a scan's errors with it.
         let scans: BTreeMap<String, (&str, &str)> = queries
             .iter()
@@ -201,7 +201,7 @@ impl RunResult {
             .take()
             .and_then(|mut v| v.get_mut("final_answer").map(Value::take))
             .and_then(|v| serde_json::from_value(v).ok());
-        let unmapped = super::state::unmapped(&st)
+        let unmapped = unmapped
             .iter()
             .filter_map(|u| serde_json::to_value(u).ok())
             .collect();

@@ -36,25 +36,28 @@ pub(super) fn subgraph_id(id: &str, trace_id: &str) -> String {
     format!("sql_agent:{id}:{trace_id}")
 }
 
-/// The validated decomposition, once the decomposer succeeded.
-pub(super) fn decomposition(st: &GraphState) -> Option<DecomposerResponse> {
-    st.decomposer_response
+/// The decomposition's sub-queries (by id) and the parts of the question no datasource
+/// answers, decoded once from `decomposer_response` (empty before the decomposer succeeded).
+pub(super) fn decomposed(st: &GraphState) -> (Vec<SubQuery>, Vec<UnmappedSubQuery>) {
+    let Some(d) = st
+        .decomposer_response
         .as_ref()
         .and_then(|v| DecomposerResponse::deserialize(v).ok())
-}
-
-/// The sub-queries of the decomposition, by id.
-pub(super) fn sub_queries(st: &GraphState) -> Vec<SubQuery> {
-    let mut queries = decomposition(st).map(|d| d.sub_queries).unwrap_or_default();
+    else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut queries = d.sub_queries;
     queries.sort_by(|a, b| a.id.cmp(&b.id));
-    queries
+    (queries, d.unmapped_subqueries)
 }
 
-/// The parts of the question no datasource answers.
-pub(super) fn unmapped(st: &GraphState) -> Vec<UnmappedSubQuery> {
-    decomposition(st)
-        .map(|d| d.unmapped_subqueries)
-        .unwrap_or_default()
+/// True when part of the question maps to no datasource (read without decoding).
+pub(super) fn has_unmapped(st: &GraphState) -> bool {
+    st.decomposer_response
+        .as_ref()
+        .and_then(|v| v.get("unmapped_subqueries"))
+        .and_then(Value::as_array)
+        .is_some_and(|u| !u.is_empty())
 }
 
 /// Errors of the main graph (not of a scan) that block the answer.

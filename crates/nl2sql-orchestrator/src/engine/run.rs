@@ -23,7 +23,9 @@ use super::options::AskOptions;
 use super::resolve::{intent_guard, resolver};
 use super::result::RunResult;
 use super::runlog::{RunLog, iso8601, millis};
-use super::state::{answer_response, for_log, has_terminal, merge, run_blocking, unmapped};
+use super::state::{
+    answer_response, decomposed, for_log, has_terminal, has_unmapped, merge, run_blocking,
+};
 
 /// Runs one question.
 pub(crate) async fn run(
@@ -100,6 +102,9 @@ async fn run_in_span(
         () = tokio::time::sleep(global_timeout) => Some(RunStatus::TimedOut),
         () = pipeline(&ctx, opts, &mut st) => None,
     };
+    // A cancellation noticed only inside the pipeline (a planner call saw it and the
+    // pipeline then ran to its end in the same poll) is still a cancellation.
+    let stopped = stopped.or_else(|| cancel.is_cancelled().then_some(RunStatus::Cancelled));
     // Stop whatever is still running (scan tasks were aborted with their JoinSet).
     cancel.cancel();
 
@@ -157,7 +162,7 @@ fn stop(ctx: &RunCtx, st: &mut GraphState, status: RunStatus, global_timeout: st
         let request = AnswerRequest {
             question: ctx.question.clone(),
             results: Vec::new(),
-            unmapped: unmapped(st),
+            unmapped: decomposed(st).1,
             errors: run_blocking(st),
         };
         let answer = OfflinePlanner::new().answer_sync(&request);
@@ -180,7 +185,7 @@ fn stop(ctx: &RunCtx, st: &mut GraphState, status: RunStatus, global_timeout: st
 /// `succeeded | partial | failed` for a run that finished (pipeline.md §5).
 fn compute_status(st: &GraphState, execute: bool) -> RunStatus {
     let scan_failed = st.scan_status.values().any(|s| *s != ScanStatus::Succeeded);
-    let unmapped = !unmapped(st).is_empty();
+    let unmapped = has_unmapped(st);
     if execute {
         if !has_terminal(st) {
             return RunStatus::Failed;

@@ -18,7 +18,7 @@ use nl2sql_planner::{
 };
 use nl2sql_planner_offline::OfflinePlanner;
 use nl2sql_state::{
-    ConfigFile, EnvSecrets, ErrorCode, GraphState, PipelineError, RunStatus, ScanStatus,
+    ConfigFile, EnvSecrets, ErrorCode, GraphState, PipelineError, RunStatus, ScanStatus, Severity,
 };
 use nl2sql_test_support::TempDir;
 use serde_json::{Value, json};
@@ -377,6 +377,61 @@ async fn cancelling_one_run_leaves_a_concurrent_run_alone() {
     );
 }
 
+/// The offline planner, but its decomposer cancels the run and returns at once: the
+/// pipeline notices the cancellation and runs to its end without waiting again.
+#[derive(Debug)]
+struct CancellingPlanner {
+    inner: OfflinePlanner,
+    run: CancellationToken,
+}
+
+#[async_trait]
+impl Planner for CancellingPlanner {
+    fn name(&self) -> String {
+        "cancelling".to_owned()
+    }
+    async fn decompose(&self, _: &DecomposeRequest) -> Result<DecomposerResponse, PipelineError> {
+        self.run.cancel();
+        Err(PipelineError::new(
+            "decomposer",
+            ErrorCode::Cancelled,
+            Severity::Error,
+            "Pipeline cancelled by user.",
+        ))
+    }
+    async fn plan(&self, r: &PlanRequest) -> Result<PlanModel, PipelineError> {
+        self.inner.plan(r).await
+    }
+    async fn refine(&self, r: &RefineRequest) -> Result<String, PipelineError> {
+        self.inner.refine(r).await
+    }
+    async fn answer(&self, r: &AnswerRequest) -> Result<FinalAnswer, PipelineError> {
+        self.inner.answer(r).await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancellation_the_pipeline_notices_itself_still_cancels_the_run() {
+    let dir = TempDir::new("cancel-inside");
+    let run = CancellationToken::new();
+    let planner = Arc::new(CancellingPlanner {
+        inner: OfflinePlanner::new(),
+        run: run.clone(),
+    });
+    let engine = fixture_engine(dir.path(), planner).await;
+    let r = engine
+        .ask(
+            "How many factories do we have?",
+            AskOptions {
+                cancel: run,
+                ..AskOptions::default()
+            },
+        )
+        .await;
+    assert_eq!(r.status, RunStatus::Cancelled, "{:#?}", r.errors);
+    assert!(codes(&r).contains(&ErrorCode::Cancelled), "{:#?}", r.errors);
+}
+
 /// The offline planner, but planning a question that holds `held` waits until the run is
 /// cancelled (it says when it has started waiting).
 #[derive(Debug)]
@@ -447,7 +502,7 @@ fn model_down() -> PipelineError {
     PipelineError::new(
         "planner",
         ErrorCode::ServiceUnavailable,
-        nl2sql_state::Severity::Error,
+        Severity::Error,
         "model endpoint unavailable (503)",
     )
 }
@@ -557,7 +612,7 @@ impl Planner for GarbledOnce {
             return Err(PipelineError::new(
                 "decomposer",
                 ErrorCode::PlanningFailure,
-                nl2sql_state::Severity::Error,
+                Severity::Error,
                 "the model's answer is not valid JSON: EOF while parsing an object at line 1 column 42",
             ));
         }

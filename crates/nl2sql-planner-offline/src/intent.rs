@@ -11,7 +11,9 @@ mod dates;
 pub(crate) use dates::Day;
 use dates::{dates, year_of};
 
-pub(crate) use cues::{Agg, AggCue, CmpCue, CmpOp, Cues, DISTINCT_WORDS, SuperCue, number_at};
+pub(crate) use cues::{
+    Agg, AggCue, CmpCue, CmpOp, Cues, DISTINCT_WORDS, DateCue, SuperCue, number_at,
+};
 
 /// Finds every cue of `tokens`, with `today` for relative dates: dates first, then one
 /// left-to-right pass where, at each unused token, the first scanner of [`SCANNERS`] that

@@ -630,6 +630,10 @@ impl Builder<'_> {
                 .or_else(|| self.index.time_column(self.a.base))
                 .or_else(|| in_use.iter().find_map(|t| self.index.time_column(*t)))
                 .or_else(|| self.nearest_time_column());
+            if let Some(filters) = self.year_filters(cue, column) {
+                self.add_year_filters(cue, filters);
+                continue;
+            }
             let Some(c) = column else {
                 self.a
                     .notes

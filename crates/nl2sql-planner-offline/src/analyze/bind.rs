@@ -10,6 +10,9 @@ impl Builder<'_> {
     /// Aggregation words bind to the next column or table.
     pub(super) fn aggregations(&mut self) -> Vec<usize> {
         let mut out = Vec::new();
+        // The mention each cue bound, so that "the average and minimum weight" binds both
+        // to the weight.
+        let mut bound: Vec<Option<usize>> = vec![None; self.cues.aggs.len()];
         for (n, cue) in self.cues.aggs.iter().enumerate() {
             // "on average, how many workers …": the count names the unit being averaged.
             if cue.agg == Agg::Count
@@ -19,7 +22,10 @@ impl Builder<'_> {
             {
                 continue;
             }
-            let Some(k) = self.mention_after(cue.end, 5) else {
+            let Some(k) = self
+                .mention_after(cue.end, 5)
+                .or_else(|| self.coordinated_target(n, &bound))
+            else {
                 // "how much of it", "how much is that": the amount of the thing named
                 // just before.
                 if let Some(m) = self.pronoun_measure(cue.agg, cue.start, cue.end) {
@@ -213,10 +219,28 @@ impl Builder<'_> {
             };
             if let Some(measure) = measure {
                 self.consumed[k] = true;
+                bound[n] = Some(k);
                 out.push(self.push_measure(measure));
             }
         }
         out
+    }
+
+    /// The mention that the aggregation before cue `n` bound, when the two are
+    /// coordinated ("the average and minimum weight", "maximum, minimum and average
+    /// price": nothing but `and`, `or`, commas and `the` between them) and the mention
+    /// comes after cue `n`.
+    fn coordinated_target(&self, n: usize, bound: &[Option<usize>]) -> Option<usize> {
+        let cue = &self.cues.aggs[n];
+        let previous = self.cues.aggs.get(n.checked_sub(1)?)?;
+        let k = bound[n - 1]?;
+        let m = &self.mentions[k];
+        // Commas are not tokens: "minimum, average" leaves the cues side by side.
+        let joined = previous.end <= cue.start
+            && self.tokens[previous.end..cue.start]
+                .iter()
+                .all(|t| t.is_any(&["and", "or", ",", "the"]));
+        (joined && m.start >= cue.end && self.only_filler(cue.end, m.start)).then_some(k)
     }
 
     /// "how many different machines had downtime": the rows of the counted table must have

@@ -13,6 +13,7 @@ use super::link::{Mention, SchemaIndex, Target, link};
 mod assemble;
 mod bind;
 mod filters;
+mod years;
 use super::text::{Token, TokenKind, is_function_word, is_stop_word, tokenize};
 
 /// Nouns that follow a datasource's name when the question names the datasource.

@@ -102,13 +102,22 @@ pub(super) fn dates(tokens: &[Token], today: Day, c: &mut Cues) {
             // "on or after April 10", "on or before May 3": the day itself is included.
             ("on" | "in", "or") if matches!(w(i + 2), "after" | "later" | "since") => ("since", 3),
             ("on" | "in", "or") if matches!(w(i + 2), "before" | "earlier") => ("until", 3),
-            ("before" | "until" | "till" | "prior", "to") => ("before", 2),
+            ("before" | "until" | "till" | "prior", "to") | ("earlier", "than") => ("before", 2),
+            ("later", "than") => ("after", 2),
             ("before" | "until" | "till", _) => ("before", 1),
             ("after" | "since", _) => (w(i), 1),
             ("from", _) | ("between", _) => ("range", 1),
             ("in" | "during" | "on" | "for" | "within", _) => ("in", 1),
             _ => ("", 0),
         };
+        // "after the year 2012", "in the year of 1995", "before year 2000": the year word
+        // between the preposition and the period is part of the phrase.
+        let plen = plen
+            + if plen == 0 {
+                0
+            } else {
+                year_words(tokens, i + plen)
+            };
         if let Some((lo, hi, len)) = period(i + plen) {
             let mut end = i + plen + len;
             // "2013 or later", "2020 onwards", "March 2024 or earlier": open ranges.
@@ -163,6 +172,24 @@ pub(super) fn dates(tokens: &[Token], today: Day, c: &mut Cues) {
         }
         i += 1;
     }
+}
+
+/// How many words at `i` say "the year" before a year: `the year of`, `the year`, `year
+/// of`, `year` (0 when no year follows them).
+fn year_words(tokens: &[Token], i: usize) -> usize {
+    let w = |k: usize| tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+    [
+        &["the", "year", "of"][..],
+        &["the", "year"],
+        &["year", "of"],
+        &["year"],
+    ]
+    .iter()
+    .find(|words| {
+        words.iter().enumerate().all(|(k, word)| w(i + k) == *word)
+            && tokens.get(i + words.len()).and_then(year_of).is_some()
+    })
+    .map_or(0, |words| words.len())
 }
 
 /// A period named at `i`: `2024`, `March 2024`, `March`, `2024-04-09`, `Q1 2024`,

@@ -19,6 +19,7 @@ mod phrasing;
 mod readings;
 mod rules;
 mod ties;
+mod years;
 
 use std::path::Path;
 use std::sync::OnceLock;

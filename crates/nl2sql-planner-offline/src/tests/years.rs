@@ -1,0 +1,168 @@
+//! Years kept as numbers or text (`Year`, `Open_Year`, `season_year`), not dates: "in
+//! 2004", "after the year 2004", "between 2000 and 2005", "in 2008 or 2010" compare the
+//! year column with the years the question wrote; and aggregates listed together ("the
+//! average and minimum capacity", "minimum, average, and maximum age") each aggregate
+//! the column named after the last of them. Over small schemas named unlike every fixture.
+
+use nl2sql_state::{SchemaContract, SchemaSnapshot};
+
+use super::super::OfflinePlanner;
+use super::rules::{check, request_over};
+use super::{col, table};
+
+/// Concerts with a numeric year and no date; seasons with a year kept as text and part of
+/// the key; venues with a real date beside a year column.
+fn shows() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("shows", "sqlite");
+    contract.add_table(table(
+        "venue",
+        vec![
+            col("venue_id", "INTEGER", true),
+            col("venue_name", "TEXT", false),
+            col("capacity", "INTEGER", false),
+            col("opened_on", "DATE", false),
+            col("Renovation_Year", "INTEGER", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "concert",
+        vec![
+            col("concert_id", "INTEGER", true),
+            col("title", "TEXT", false),
+            col("Year", "INTEGER", false),
+            col("attendance", "INTEGER", false),
+            col("Years_Touring", "INTEGER", false),
+            col("venue_id", "INTEGER", false),
+        ],
+        vec![("venue_id", "venue")],
+    ));
+    contract.add_table(table(
+        "season",
+        vec![
+            col("team", "TEXT", true),
+            col("season_year", "TEXT", true),
+            col("wins", "INTEGER", false),
+        ],
+        vec![],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+/// The strict planner (every word placed) answers, whatever its confidence.
+fn placed(s: &SchemaSnapshot, question: &str) {
+    let plan = OfflinePlanner::new()
+        .with_min_confidence(0.0)
+        .plan_sync(&request_over(s, question));
+    assert!(
+        plan.is_ok(),
+        "{question}: {:?}",
+        plan.err().map(|e| e.message)
+    );
+}
+
+#[test]
+fn a_year_without_a_date_column_compares_the_year_column() {
+    let s = shows();
+    for (question, sql) in [
+        (
+            "What is the total attendance of concerts in 2004?",
+            "SELECT SUM(c.attendance) AS total_attendance FROM concert AS c WHERE c.Year = 2004 LIMIT 10000",
+        ),
+        (
+            "What is the total attendance of concerts held in the year of 2004?",
+            "SELECT SUM(c.attendance) AS total_attendance FROM concert AS c WHERE c.Year = 2004 LIMIT 10000",
+        ),
+        (
+            "How many concerts were there after the year 2004?",
+            "SELECT COUNT(*) AS concert_count FROM concert AS c WHERE c.Year > 2004 LIMIT 10000",
+        ),
+        (
+            "How many concerts were there later than 2004?",
+            "SELECT COUNT(*) AS concert_count FROM concert AS c WHERE c.Year > 2004 LIMIT 10000",
+        ),
+        (
+            "How many concerts were there before 2010?",
+            "SELECT COUNT(*) AS concert_count FROM concert AS c WHERE c.Year < 2010 LIMIT 10000",
+        ),
+        (
+            "How many concerts were there in 2004 or earlier?",
+            "SELECT COUNT(*) AS concert_count FROM concert AS c WHERE c.Year <= 2004 LIMIT 10000",
+        ),
+        (
+            "How many concerts were there between 2000 and 2005?",
+            "SELECT COUNT(*) AS concert_count FROM concert AS c WHERE c.Year >= 2000 AND c.Year <= 2005 LIMIT 10000",
+        ),
+    ] {
+        check(&s, question, sql);
+        placed(&s, question);
+    }
+}
+
+#[test]
+fn years_joined_by_or_are_one_list() {
+    let s = shows();
+    let question = "What is the total attendance of concerts in 2008 or 2010?";
+    check(
+        &s,
+        question,
+        "SELECT SUM(c.attendance) AS total_attendance FROM concert AS c WHERE c.Year IN (2008, 2010) LIMIT 10000",
+    );
+    placed(&s, question);
+}
+
+#[test]
+fn a_year_kept_as_text_is_compared_as_text() {
+    let s = shows();
+    let question = "What is the total number of wins in season year 2018?";
+    check(
+        &s,
+        question,
+        "SELECT SUM(s.wins) AS total_wins FROM season AS s WHERE s.season_year = '2018' LIMIT 10000",
+    );
+    placed(&s, question);
+}
+
+#[test]
+fn a_table_with_a_date_keeps_its_date_and_a_duration_is_no_year() {
+    let s = shows();
+    // The venue keeps a date: the year is a range of it.
+    check(
+        &s,
+        "How many venues opened in 2004?",
+        "SELECT COUNT(*) AS venue_count FROM venue AS v WHERE v.opened_on >= '2004-01-01' AND v.opened_on < '2005-01-01' LIMIT 10000",
+    );
+    // Unless the question names the year column.
+    check(
+        &s,
+        "How many venues had a renovation year of 2004?",
+        "SELECT COUNT(*) AS venue_count FROM venue AS v WHERE v.Renovation_Year = 2004 LIMIT 10000",
+    );
+}
+
+#[test]
+fn aggregates_listed_together_share_their_column() {
+    let s = shows();
+    for (question, sql) in [
+        (
+            "What are the average and minimum capacity of venues?",
+            "SELECT AVG(v.capacity) AS avg_capacity, MIN(v.capacity) AS min_capacity FROM venue AS v LIMIT 10000",
+        ),
+        (
+            "Show the minimum, average, and maximum attendance of all concerts.",
+            "SELECT MIN(c.attendance) AS min_attendance, AVG(c.attendance) AS avg_attendance, MAX(c.attendance) AS max_attendance FROM concert AS c LIMIT 10000",
+        ),
+    ] {
+        check(&s, question, sql);
+        placed(&s, question);
+    }
+    // One aggregate is still one.
+    check(
+        &s,
+        "What is the average capacity of venues?",
+        "SELECT AVG(v.capacity) AS avg_capacity FROM venue AS v LIMIT 10000",
+    );
+}

@@ -25,6 +25,7 @@ use super::text::{Token, TokenKind, is_function_word, is_stop_word, number_word}
 mod cues;
 mod hints;
 mod used;
+mod verbs;
 
 use cues::missing_cues;
 pub(crate) use hints::closest_names;
@@ -205,6 +206,19 @@ pub(crate) fn cover(
                                 text: t.raw.clone(),
                                 element: "nothing (a word that adds nothing to this plan)"
                                     .to_owned(),
+                            },
+                        ));
+                    } else if let Some((a, b)) =
+                        verbs::related_tables(tokens, i, analysis, index, &used)
+                    {
+                        spans.push((
+                            i,
+                            InterpretedSpan {
+                                text: t.raw.clone(),
+                                element: format!(
+                                    "the join of {} and {}",
+                                    index.tables[a].name, index.tables[b].name
+                                ),
                             },
                         ));
                     } else {

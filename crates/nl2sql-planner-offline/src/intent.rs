@@ -42,6 +42,13 @@ pub(crate) fn cues(tokens: &[Token], today: Day) -> Cues {
             .find_map(|scan| scan(&s, i, &mut c))
             .unwrap_or(i + 1);
     }
+    // "either X or Y": the alternatives are read where "or" joins them (an `IN` list);
+    // "either" itself adds nothing.
+    for i in 0..tokens.len() {
+        if tokens[i].is("either") && tokens[i + 1..].iter().take(8).any(|t| t.is("or")) {
+            c.used[i] = true;
+        }
+    }
     c
 }
 

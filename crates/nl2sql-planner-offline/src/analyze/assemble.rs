@@ -626,14 +626,15 @@ impl Builder<'_> {
                     Target::Table(t) => self.index.time_column(t),
                     _ => None,
                 });
-            let column = mentioned
+            let near = mentioned
                 .or_else(|| self.index.time_column(self.a.base))
-                .or_else(|| in_use.iter().find_map(|t| self.index.time_column(*t)))
-                .or_else(|| self.nearest_time_column());
-            if let Some(filters) = self.year_filters(cue, column) {
+                .or_else(|| in_use.iter().find_map(|t| self.index.time_column(*t)));
+            // A year column of a table in use is nearer than another table's date.
+            if let Some(filters) = self.year_filters(cue, near) {
                 self.add_year_filters(cue, filters);
                 continue;
             }
+            let column = near.or_else(|| self.nearest_time_column());
             let Some(c) = column else {
                 self.a
                     .notes
@@ -659,7 +660,7 @@ impl Builder<'_> {
 
     /// The date column of the table nearest the FROM table (at most two foreign keys
     /// away) that has one: "sales in 2023" over order lines dates them by their order.
-    fn nearest_time_column(&self) -> Option<usize> {
+    pub(super) fn nearest_time_column(&self) -> Option<usize> {
         (0..self.index.tables.len())
             .filter_map(|t| {
                 let c = self.index.time_column(t)?;

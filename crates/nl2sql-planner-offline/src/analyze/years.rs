@@ -44,9 +44,11 @@ impl Builder<'_> {
 
     /// The filters that read the whole years of `cue` on a year column, when the
     /// question names one, or a table with one and no date, just before the phrase ("in
-    /// year 2004", "joined after 2005" where `Join_Year` was named), or when `date` (the date column the phrase would
-    /// filter otherwise) is `None` and a table in use, else one at most two foreign keys
-    /// from the FROM table, has a year column. `None` when the phrase is not whole years.
+    /// year 2004", "joined after 2005" where `Join_Year` was named); or when `date` (the
+    /// date column of a table in use that the phrase would filter otherwise) is `None`
+    /// and a table in use has a year column, or no table at most two foreign keys from
+    /// the FROM table has a date but one has a year column. `None` when the phrase is not
+    /// whole years.
     pub(super) fn year_filters(&self, cue: &DateCue, date: Option<usize>) -> Option<Vec<Filter>> {
         let lo = match &cue.lo {
             Some(b) => Some(year_of_bound(b)?),
@@ -74,10 +76,16 @@ impl Builder<'_> {
             (None, Some(_)) => return None,
             (None, None) => {
                 let in_use = self.tables_in_use();
+                // Else the nearest table's date, and only without one the nearest year.
                 in_use
                     .iter()
                     .find_map(|t| self.year_column(*t))
-                    .or_else(|| self.nearest_year_column())?
+                    .or_else(|| {
+                        self.nearest_time_column()
+                            .is_none()
+                            .then(|| self.nearest_year_column())
+                            .flatten()
+                    })?
             }
         };
         // The years the phrase spells, so that the plan compares with the number the

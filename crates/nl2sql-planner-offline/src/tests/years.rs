@@ -17,7 +17,7 @@ fn shows() -> SchemaSnapshot {
     contract.add_table(table(
         "venue",
         vec![
-            col("venue_id", "INTEGER", true),
+            col("id", "INTEGER", true),
             col("venue_name", "TEXT", false),
             col("capacity", "INTEGER", false),
             col("opened_on", "DATE", false),
@@ -165,4 +165,48 @@ fn aggregates_listed_together_share_their_column() {
         "What is the average capacity of venues?",
         "SELECT AVG(v.capacity) AS avg_capacity FROM venue AS v LIMIT 10000",
     );
+}
+
+#[test]
+fn a_verb_between_two_joined_tables_is_their_join() {
+    let s = shows();
+    let question =
+        "What is the total attendance of concerts hosted at venues with capacity above 5000?";
+    check(
+        &s,
+        question,
+        "SELECT SUM(c.attendance) AS total_attendance FROM concert AS c INNER JOIN venue AS v ON c.venue_id = v.id WHERE v.capacity > 5000 LIMIT 10000",
+    );
+    placed(&s, question);
+    let unplaced = |question: &str| {
+        let e = OfflinePlanner::new()
+            .with_min_confidence(0.0)
+            .plan_sync(&request_over(&s, question))
+            .unwrap_err();
+        e.details.unwrap()["unplaced"].clone()
+    };
+    // Over one table the verb relates nothing the plan has: refused by name.
+    assert_eq!(
+        unplaced("What is the total attendance of concerts hosted in 2004?"),
+        serde_json::json!(["hosted"])
+    );
+    // "hosted by venues" reads "by" as a grouping: not a join, refused by name.
+    assert_eq!(
+        unplaced(
+            "What is the total attendance of concerts hosted by venues with capacity above 5000?"
+        ),
+        serde_json::json!(["hosted"])
+    );
+}
+
+#[test]
+fn either_before_alternatives_adds_nothing() {
+    let s = shows();
+    let question = "How many concerts were there in either 2004 or 2006?";
+    check(
+        &s,
+        question,
+        "SELECT COUNT(*) AS concert_count FROM concert AS c WHERE c.Year IN (2004, 2006) LIMIT 10000",
+    );
+    placed(&s, question);
 }

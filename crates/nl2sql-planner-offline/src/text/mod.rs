@@ -338,6 +338,20 @@ pub(crate) fn antonym_of(word: &str) -> Option<&'static str> {
     ANTONYMS.iter().find(|(w, _)| *w == word).map(|(_, a)| *a)
 }
 
+/// Verbs that relate two things without a past-tense `-ed` ending ("products made by",
+/// "students who belong to").
+const RELATING_VERBS: &[&str] = &[
+    "made", "took", "taken", "written", "wrote", "won", "held", "sold", "bought", "built", "given",
+    "belong", "belongs", "involve", "involves", "contain", "contains", "use", "uses", "own",
+    "owns", "teach", "teaches", "taught",
+];
+
+/// True for a verb that may only relate two things the question names: a past participle
+/// in `-ed` ("hosted", "directed"), or one of a short list of others ("made", "belongs").
+pub(crate) fn is_relating_verb(word: &str) -> bool {
+    (word.len() > 4 && word.ends_with("ed")) || RELATING_VERBS.contains(&word)
+}
+
 /// True for a grammar word that never links to the schema.
 pub(crate) fn is_function_word(word: &str) -> bool {
     FUNCTION_WORDS.contains(&word)

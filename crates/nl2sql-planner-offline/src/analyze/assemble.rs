@@ -661,9 +661,18 @@ impl Builder<'_> {
     /// The date column of the table nearest the FROM table (at most two foreign keys
     /// away) that has one: "sales in 2023" over order lines dates them by their order.
     pub(super) fn nearest_time_column(&self) -> Option<usize> {
+        self.nearest_column(|t| self.index.time_column(t))
+    }
+
+    /// `column_of` the table nearest the FROM table (at most two foreign keys away, ties
+    /// by table name) for which it is `Some`.
+    pub(super) fn nearest_column(
+        &self,
+        column_of: impl Fn(usize) -> Option<usize>,
+    ) -> Option<usize> {
         (0..self.index.tables.len())
             .filter_map(|t| {
-                let c = self.index.time_column(t)?;
+                let c = column_of(t)?;
                 let d = crate::joins::distance(self.index, self.a.base, t)?;
                 (d <= 2).then(|| (d, self.index.tables[t].name.clone(), c))
             })

@@ -83,7 +83,7 @@ impl Builder<'_> {
                     .or_else(|| {
                         self.nearest_time_column()
                             .is_none()
-                            .then(|| self.nearest_year_column())
+                            .then(|| self.nearest_column(|t| self.year_column(t)))
                             .flatten()
                     })?
             }
@@ -161,18 +161,5 @@ impl Builder<'_> {
             }
         }
         self.a.filters.extend(filters);
-    }
-
-    /// The year column of the table nearest the FROM table (at most two foreign keys
-    /// away) that has one.
-    fn nearest_year_column(&self) -> Option<usize> {
-        (0..self.index.tables.len())
-            .filter_map(|t| {
-                let c = self.year_column(t)?;
-                let d = crate::joins::distance(self.index, self.a.base, t)?;
-                (d <= 2).then(|| (d, self.index.tables[t].name.clone(), c))
-            })
-            .min()
-            .map(|(_, _, c)| c)
     }
 }

@@ -614,10 +614,7 @@ impl Builder<'_> {
         for cue in &self.cues.dates {
             let in_use = self.tables_in_use();
             let mentioned = self
-                .mentions
-                .iter()
-                .filter(|m| m.end <= cue.start && cue.start - m.end <= 3)
-                .max_by_key(|m| m.end)
+                .mention_before(cue.start, 3)
                 .and_then(|m| match m.target {
                     Target::Column(c) if self.index.columns[c].is_temporal() => Some(c),
                     Target::Column(c) if in_use.contains(&self.index.columns[c].table) => {

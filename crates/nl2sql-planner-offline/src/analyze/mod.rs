@@ -499,6 +499,15 @@ impl Builder<'_> {
         None
     }
 
+    /// The mention that ends nearest before `at`, at most `window` words before it ("the
+    /// orders placed in 2023": `orders` before the date phrase).
+    fn mention_before(&self, at: usize, window: usize) -> Option<&Mention> {
+        self.mentions
+            .iter()
+            .filter(|m| m.end <= at && at - m.end <= window)
+            .max_by_key(|m| m.end)
+    }
+
     /// The first unconsumed mention starting in `[from, from + window]` that is a table or
     /// a column.
     fn mention_after(&self, from: usize, window: usize) -> Option<usize> {

@@ -59,10 +59,7 @@ impl Builder<'_> {
             None => None,
         };
         let named = self
-            .mentions
-            .iter()
-            .filter(|m| m.end <= cue.start && cue.start - m.end <= 3)
-            .max_by_key(|m| m.end)
+            .mention_before(cue.start, 3)
             .and_then(|m| match m.target {
                 Target::Column(c) if self.is_year_column(c) => Some(c),
                 // "purchases in 2018", "wines produced before 2010": the named table's

@@ -214,10 +214,14 @@ pub(crate) fn semantic_parts(
             Output::Column(_) => None,
         })
         .collect();
+    // A filter of a group of alternatives is not a condition of its own: the semantic
+    // filters (all of which hold) leave it out, and the plan says how it holds.
     let filters = a
         .filters
         .iter()
-        .map(|f| {
+        .enumerate()
+        .filter(|(k, _)| !a.alternatives.iter().any(|g| g.contains(k)))
+        .map(|(_, f)| {
             let attribute = identifier(&column_name(index, f.column));
             let (operator, value) = match &f.test {
                 Test::Cmp(op, lit) => {

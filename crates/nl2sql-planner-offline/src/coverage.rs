@@ -248,6 +248,14 @@ pub(crate) fn cover(
         ));
         unplaced.push((i, tokens[i].raw.clone()));
     }
+    for &i in &analysis.unread_or {
+        suggestions.push(format!(
+            "'{}' joins words that this plan cannot read as one condition or the other; \
+             ask about each alternative separately",
+            tokens[i].raw
+        ));
+        unplaced.push((i, tokens[i].raw.clone()));
+    }
     spans.sort_by_key(|(i, _)| *i);
     // Adjacent words of one operation read as one span ("How many", "for each").
     let mut merged: Vec<(usize, InterpretedSpan)> = Vec::with_capacity(spans.len());

@@ -3,7 +3,7 @@
 //! given `today`, ordering, distinct/list). Each cue records the tokens it consumed so the
 //! linker skips them.
 
-use super::text::{Token, TokenKind};
+use super::text::{Token, TokenKind, number_word};
 
 mod cues;
 mod dates;
@@ -572,10 +572,12 @@ const UNIT_NOUNS: &[&str] = &["unit", "units", "piece", "pieces", "item", "items
 /// length.
 fn postfix_comparison(tokens: &[Token], i: usize) -> Option<(f64, CmpOp, usize)> {
     let t = tokens.get(i)?;
-    if t.kind != TokenKind::Number || year_of(t).is_some() {
-        return None;
-    }
-    let n = t.number()?;
+    // "10 or more", and "two or more" spelt out.
+    let n = match t.kind {
+        TokenKind::Number if year_of(t).is_none() => t.number()?,
+        TokenKind::Word => number_word(&t.lower)? as f64,
+        _ => return None,
+    };
     let w = |k: usize| tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
     let skip = usize::from(UNIT_NOUNS.contains(&w(i + 1)));
     let at = i + 1 + skip;

@@ -169,6 +169,7 @@ impl Builder<'_> {
                         column: c,
                         test: Test::Cmp(op, Lit::Number(v)),
                         negated: false,
+                        span: None,
                     });
                 } else {
                     self.sum_havings.push((c, op, v));
@@ -643,6 +644,7 @@ impl Builder<'_> {
                     column: c,
                     test: Test::Cmp(CmpOp::GtEq, Lit::Date(lo.clone())),
                     negated: false,
+                    span: Some((cue.start, cue.end)),
                 });
             }
             if let Some(hi) = &cue.hi {
@@ -650,6 +652,7 @@ impl Builder<'_> {
                     column: c,
                     test: Test::Cmp(CmpOp::Lt, Lit::Date(hi.clone())),
                     negated: false,
+                    span: Some((cue.start, cue.end)),
                 });
             }
         }

@@ -54,12 +54,14 @@ impl Builder<'_> {
                         old.push(v.clone());
                     }
                 }
+                f.span = f.span.map(|(s, e)| (s.min(m.start), e.max(m.end)));
                 continue;
             }
             self.a.filters.push(Filter {
                 column: *column,
                 test,
                 negated,
+                span: Some((m.start, m.end)),
             });
         }
         // `run 4`, `machine #2`: a table followed by a whole number names a row by key.
@@ -90,6 +92,7 @@ impl Builder<'_> {
                 column: pk,
                 test: Test::Cmp(CmpOp::Eq, Lit::Number(n)),
                 negated: false,
+                span: Some((m.start, m.end + 1)),
             });
         }
         // A column or table word right next to a value names the value's column
@@ -326,6 +329,7 @@ impl Builder<'_> {
                         column: c,
                         test: Test::Cmp(*op, Lit::Number(*v)),
                         negated: false,
+                        span: Some((cue.start, cue.end)),
                     });
                 }
                 continue;
@@ -358,22 +362,29 @@ impl Builder<'_> {
                         }
                         continue;
                     }
+                    let m = &self.mentions[k];
                     for (op, v) in &cue.bounds {
                         self.a.filters.push(Filter {
                             column: c,
                             test: Test::Cmp(*op, Lit::Number(*v)),
                             negated: false,
+                            span: Some((m.start.min(cue.start), m.end.max(cue.end))),
                         });
                     }
                 }
                 None => {
-                    if let Some(c) = self.generic_measure_before(cue.start) {
+                    if let Some(c) = self
+                        .alternative_of(cue.start)
+                        .or_else(|| self.generic_measure_before(cue.start))
+                    {
+                        // "less than 100 or more than 900": the column compared before "or";
                         // "defects with a count above 3": the subject's own count.
                         for (op, v) in &cue.bounds {
                             self.a.filters.push(Filter {
                                 column: c,
                                 test: Test::Cmp(*op, Lit::Number(*v)),
                                 negated: false,
+                                span: Some((cue.start, cue.end)),
                             });
                         }
                     } else if let Some(w) = self.unlinked_at(cue.end, 2) {
@@ -387,6 +398,17 @@ impl Builder<'_> {
             }
         }
         count_havings
+    }
+
+    /// "less than 100 or more than 900": the column of the comparison that ends right
+    /// before the "or" at `at - 1`, which a comparison naming no column of its own
+    /// compares too.
+    fn alternative_of(&self, at: usize) -> Option<usize> {
+        let or = at.checked_sub(1).filter(|i| self.tokens[*i].is("or"))?;
+        self.a.filters.iter().rev().find_map(|f| {
+            (matches!(f.test, Test::Cmp(..)) && f.span.is_some_and(|(_, e)| e == or))
+                .then_some(f.column)
+        })
     }
 
     /// The measure a comparative names by itself: "older"/"younger" an age, "heavier"/

@@ -12,6 +12,7 @@ use super::link::{Mention, SchemaIndex, Target, link};
 
 mod assemble;
 mod bind;
+mod disjunctions;
 mod filters;
 mod years;
 use super::text::{Token, TokenKind, is_function_word, is_stop_word, tokenize};
@@ -104,6 +105,9 @@ pub(crate) struct Filter {
     pub(crate) test: Test,
     /// Negated (`not`, `except`).
     pub(crate) negated: bool,
+    /// The tokens the condition was read from (`start..end`), when it has them: where an
+    /// "or" joins two conditions ([`Analysis::alternatives`]).
+    pub(crate) span: Option<(usize, usize)>,
 }
 
 /// A condition on a measure (HAVING).
@@ -130,8 +134,16 @@ pub(crate) struct Analysis {
     pub(crate) group_by: Vec<usize>,
     /// Date columns of `group_by` that are grouped by a calendar period ("per month").
     pub(crate) grains: Vec<(usize, Grain)>,
-    /// Row filters.
+    /// Row filters, all of which hold (`AND`), except that the filters of each group of
+    /// `alternatives` hold one or the other.
     pub(crate) filters: Vec<Filter>,
+    /// Groups of filters (indexes into `filters`, two or more each, in order) that "or"
+    /// joins: a row passes a group when any of its filters holds (`OR`).
+    pub(crate) alternatives: Vec<Vec<usize>>,
+    /// Positions of the question's "or"s that join nothing the plan reads as
+    /// alternatives: the coverage check refuses such a question rather than answer it as
+    /// if "or" were "and".
+    pub(crate) unread_or: Vec<usize>,
     /// Group filters.
     pub(crate) having: Vec<Having>,
     /// Tables whose matching rows must be absent ("machines that never had maintenance"):
@@ -410,6 +422,7 @@ impl Builder<'_> {
         }
         self.assemble(rank, count_havings)?;
         self.dates();
+        self.disjunctions();
         self.ordering();
         self.a.unlinked = unlinked;
         self.a.mentions = self.mentions.to_vec();

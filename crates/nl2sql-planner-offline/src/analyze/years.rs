@@ -106,6 +106,7 @@ impl Builder<'_> {
                 },
             ),
             negated: false,
+            span: Some((cue.start, cue.end)),
         };
         let mut out = Vec::new();
         match (lo, hi) {
@@ -148,6 +149,7 @@ impl Builder<'_> {
             && last.column == f.column
             && !last.negated
         {
+            last.span = last.span.map(|(s, _)| (s, cue.end));
             if let Some(first) = value(&last.test) {
                 last.test = Test::In(vec![first, year]);
                 return;

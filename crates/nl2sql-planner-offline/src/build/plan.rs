@@ -335,13 +335,22 @@ impl<'a> Exprs<'a> {
                 .find(|c| self.index.columns[*c].is_pk)?;
             Some(Expr::binary(Op::Is, self.col(pk), Expr::null()))
         });
-        and(self
+        // Each group of alternatives is one `OR`, where its first filter stands.
+        let grouped = |k: usize| self.a.alternatives.iter().find(|g| g.contains(&k));
+        let filters = self
             .a
             .filters
             .iter()
-            .map(|f| self.filter(f))
-            .chain(absent)
-            .collect())
+            .enumerate()
+            .filter_map(|(k, f)| match grouped(k) {
+                None => Some(self.filter(f)),
+                Some(g) if g[0] == k => g
+                    .iter()
+                    .map(|j| self.filter(&self.a.filters[*j]))
+                    .reduce(|l, r| Expr::binary(Op::Or, l, r)),
+                Some(_) => None,
+            });
+        and(filters.chain(absent).collect())
     }
 
     fn having(&self) -> Option<Expr> {

@@ -5,6 +5,7 @@
 //! manufacturing fixture database.
 
 mod abbreviations;
+mod alternatives;
 mod analyst;
 mod confidence;
 mod coverage;

@@ -12,7 +12,7 @@ use super::{col, table};
 
 /// Concerts with a numeric year and no date; seasons with a year kept as text and part of
 /// the key; venues with a real date beside a year column.
-fn shows() -> SchemaSnapshot {
+pub(super) fn shows() -> SchemaSnapshot {
     let mut contract = SchemaContract::new("shows", "sqlite");
     contract.add_table(table(
         "venue",

@@ -230,13 +230,12 @@ pub(super) fn size_checked(
     for (i, c) in columns.iter().enumerate() {
         let inner = format!("q.c{i}");
         if decode::is_variable_length(c.type_()) {
+            let size = decode::size_sent(&inner, c.type_());
             select.push(format!(
-                "CASE WHEN pg_column_size({inner}) <= {max_bytes} THEN {inner} END AS {}",
+                "CASE WHEN {size} <= {max_bytes} THEN {inner} END AS {}",
                 quote(c.name())
             ));
-            over.push(format!(
-                "COALESCE(pg_column_size({inner}) > {max_bytes}, false)"
-            ));
+            over.push(format!("COALESCE({size} > {max_bytes}, false)"));
         } else {
             select.push(format!("{inner} AS {}", quote(c.name())));
         }
@@ -244,9 +243,21 @@ pub(super) fn size_checked(
     select.push(format!("({}) AS nl2sql_oversized", over.join(" OR ")));
     let aliases: Vec<String> = (0..columns.len()).map(|i| format!("c{i}")).collect();
     // `OFFSET 0` keeps PostgreSQL from pulling the statement up into the wrapper, where
-    // each reference to a column would compute its value again.
+    // each reference to a computed column would compute its value again. A column the
+    // server says it reads straight from a table (or a view) is read again for nothing,
+    // so when every checked column is one, the statement may be pulled up (and the
+    // wrapper then costs one expression per value, not a subquery scan per row).
+    let fence = if columns
+        .iter()
+        .filter(|c| decode::is_variable_length(c.type_()))
+        .all(|c| c.table_oid().is_some())
+    {
+        ""
+    } else {
+        " OFFSET 0"
+    };
     Some(format!(
-        "SELECT {} FROM (SELECT * FROM ({sql}) AS q0 OFFSET 0) AS q({})",
+        "SELECT {} FROM (SELECT * FROM ({sql}) AS q0{fence}) AS q({})",
         select.join(", "),
         aliases.join(", ")
     ))

@@ -222,3 +222,72 @@ async fn a_gigabyte_value_never_reaches_the_process_without_the_guard() {
         .collect();
     assert_eq!(names, ["s", "n", "b"]);
 }
+
+#[tokio::test]
+async fn a_stored_value_is_measured_uncompressed() {
+    // 300 MB of one repeated letter is kept compressed in its table (3.4 MB there): the
+    // byte limit is about what the server would send, so it must not arrive either.
+    let Some(server) = server().await else { return };
+    let schema = format!("nl2sql_stored_{}", std::process::id());
+    let client = admin(&server).await;
+    client
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}; \
+             CREATE TABLE {schema}.notes (id integer, body text, blob bytea, doc jsonb); \
+             INSERT INTO {schema}.notes VALUES \
+               (1, 'short', '\\x00', '{{}}'), \
+               (2, repeat('x', 300000000), convert_to(repeat('x', 5000000), 'UTF8'), \
+                to_jsonb(repeat('x', 5000000)));"
+        ))
+        .await
+        .unwrap();
+    let stored: i32 = client
+        .query_one(
+            &format!("SELECT pg_column_size(body) FROM {schema}.notes WHERE id = 2"),
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(
+        stored < 10_000_000,
+        "the value is not kept compressed: {stored} bytes"
+    );
+    let url = format!(
+        "postgres://{}@{}:{}/{}",
+        server.admin, server.host, server.port, server.db
+    );
+    let a = PostgresAdapter::from_url("pg", &url, Limits::default())
+        .await
+        .unwrap();
+    let outcome = conformance::value_bomb_is_bounded(
+        &a,
+        &format!("SELECT body FROM {schema}.notes WHERE id = 2"),
+        256 * 1024 * 1024,
+    )
+    .await;
+    // The other variable-length types are measured as sent too: 5 MB each, compressed
+    // where they are kept, over a 1 MB limit.
+    let limits = Limits {
+        max_bytes: 1_000_000,
+        ..Limits::default()
+    };
+    let mut cut = Vec::new();
+    for column in ["blob", "doc"] {
+        let frame = a
+            .run_sql(
+                &crate::raw(&format!(
+                    "SELECT id, {column} FROM {schema}.notes ORDER BY id"
+                )),
+                limits,
+            )
+            .await;
+        cut.push((column, frame.success, frame.truncated, frame.row_count));
+    }
+    client
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+    assert_eq!(outcome.unwrap(), "cut at the byte limit (0 rows kept)");
+    assert_eq!(cut, [("blob", true, true, 1), ("doc", true, true, 1)]);
+}

@@ -564,13 +564,19 @@ impl Builder<'_> {
                 })
                 .unwrap_or(0);
             self.a.base = base;
+            // "Show all product sizes": the values a column takes, each once. A listing
+            // with conditions or an order lists rows ("the builders of railways in
+            // alphabetical order"), and a column of names or free text names rows too.
             self.a.distinct = self.cues.distinct
                 || !self.a.joined.is_empty()
                 || (entity.is_some_and(|k| {
-                    matches!(self.mentions[k].target, Target::Column(c) if !self.index.columns[c].is_key)
+                    matches!(self.mentions[k].target, Target::Column(c) if self.lists_values(c))
                 })
                     && self.a.outputs.len() == 1
-                    && row_rank.is_none());
+                    && row_rank.is_none()
+                    && self.a.filters.is_empty()
+                    && self.cues.order_key.is_none()
+                    && self.cues.order_desc.is_none());
             if let Some((c, desc, n)) = row_rank {
                 let pos = self
                     .a
@@ -700,6 +706,31 @@ impl Builder<'_> {
             add(self.index.columns[f.column].table);
         }
         out
+    }
+
+    /// Whether listing column `c` lists the values it takes (a category: "sizes",
+    /// "ranks", "cities") rather than rows: not a key, not the table's label, not a name,
+    /// title or free text.
+    fn lists_values(&self, c: usize) -> bool {
+        const ROW_WORDS: &[&str] = &[
+            "name",
+            "title",
+            "description",
+            "details",
+            "detail",
+            "text",
+            "note",
+            "notes",
+            "summary",
+            "comment",
+            "comments",
+        ];
+        let col = &self.index.columns[c];
+        !col.is_key
+            && self.index.label_column(col.table) != Some(c)
+            && !crate::text::split_ident(&col.name)
+                .iter()
+                .any(|w| ROW_WORDS.contains(&w.to_lowercase().as_str()))
     }
 
     /// `sorted by X`, direction words and a default order for grouped results.

@@ -595,7 +595,18 @@ fn postfix_comparison(tokens: &[Token], i: usize) -> Option<(f64, CmpOp, usize)>
 /// `descending`, `highest first`, `alphabetically`…: (descending?, length).
 fn direction_words(tokens: &[Token], i: usize) -> Option<(bool, usize)> {
     let w = |k: usize| tokens.get(i + k).map(|t| t.lower.as_str()).unwrap_or("");
+    const MORE: &[&str] = &["most", "highest", "largest", "biggest", "greatest"];
+    const LESS: &[&str] = &["least", "lowest", "smallest", "fewest"];
     match (w(0), w(1)) {
+        // "in descending alphabetical order", "reverse alphabetical order": Z to A.
+        ("descending" | "desc" | "decreasing" | "reverse", "alphabetical" | "alphabetically") => {
+            Some((true, if w(2) == "order" { 3 } else { 2 }))
+        }
+        // "ordered from most to least", "from lowest to highest".
+        ("from", a) if w(2) == "to" && MORE.contains(&a) && LESS.contains(&w(3)) => Some((true, 4)),
+        ("from", a) if w(2) == "to" && LESS.contains(&a) && MORE.contains(&w(3)) => {
+            Some((false, 4))
+        }
         ("descending" | "desc" | "decreasing", "order") => Some((true, 2)),
         ("ascending" | "asc" | "increasing", "order") => Some((false, 2)),
         ("descending" | "desc" | "decreasing", _) => Some((true, 1)),

@@ -735,7 +735,18 @@ impl Builder<'_> {
 
     /// `sorted by X`, direction words and a default order for grouped results.
     pub(super) fn ordering(&mut self) {
-        if let Some(key) = self.cues.order_key {
+        // "ordered from most to least" names no key after it: the direction alone.
+        let keyed = self.cues.order_key.is_some_and(|key| {
+            self.mentions
+                .iter()
+                .any(|m| m.start >= key && m.start <= key + 2)
+                || self
+                    .cues
+                    .aggs
+                    .iter()
+                    .any(|a| a.start >= key && a.start <= key + 1)
+        });
+        if keyed && let Some(key) = self.cues.order_key {
             let desc = self.cues.order_desc.unwrap_or(false);
             let target = self
                 .mentions

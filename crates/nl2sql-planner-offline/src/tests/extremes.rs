@@ -1,7 +1,8 @@
 //! The row holding an extreme: "the picture with the maximum price" ranks pictures (it is
 //! not `MAX(price)`), a superlative that names its own measure ("the youngest artist",
 //! "the oldest artist" where an age is kept) ranks by it, and "ordered descending by X"
-//! sorts by X.
+//! sorts by X; "in descending (or reverse) alphabetical order" and "ordered from most
+//! to least" sort descending.
 
 use super::literals::gallery;
 use super::rules::check;
@@ -49,5 +50,25 @@ fn a_direction_then_by_names_the_sort_key() {
         &g,
         "List the names of pictures in ascending order by price.",
         "SELECT p.picture_name AS picture_name, p.price AS price FROM picture AS p ORDER BY p.price LIMIT 10000",
+    );
+}
+
+#[test]
+fn reverse_alphabetical_and_most_to_least_sort_descending() {
+    let g = gallery();
+    for phrase in [
+        "in descending alphabetical order",
+        "in reverse alphabetical order",
+    ] {
+        check(
+            &g,
+            &format!("List the names of all pictures {phrase}."),
+            "SELECT p.picture_name AS picture_name FROM picture AS p ORDER BY p.picture_name DESC LIMIT 10000",
+        );
+    }
+    check(
+        &g,
+        "How many pictures are there per room, ordered from most to least?",
+        "SELECT p.room AS room, COUNT(*) AS picture_count FROM picture AS p GROUP BY p.room ORDER BY picture_count DESC LIMIT 10000",
     );
 }

@@ -250,8 +250,8 @@ pub(crate) fn cover(
     }
     for &i in &analysis.unread_or {
         suggestions.push(format!(
-            "'{}' joins words that this plan cannot read as one condition or the other; \
-             ask about each alternative separately",
+            "'{}' asks for rows that meet one condition or another, which this plan cannot \
+             read here; ask about each alternative separately",
             tokens[i].raw
         ));
         unplaced.push((i, tokens[i].raw.clone()));

@@ -7,6 +7,8 @@
 //! cleanly in one datasource, when it names two, or when each part reads cleanly in its
 //! own datasource and clearly worse in the other's.
 
+use std::sync::Arc;
+
 use nl2sql_plan::{
     CombineGroup, CombineInput, CombineOperation, DecomposerResponse, JoinKeyPair, Role, SubQuery,
     SubQueryKind,
@@ -17,7 +19,7 @@ use nl2sql_planner::{DatasourceInfo, DecomposeRequest};
 use super::analyze::{Analysis, Unlinked, analyze};
 use super::build::semantic_parts;
 use super::intent::Day;
-use super::link::{SchemaIndex, datasource_words};
+use super::link::{IndexCache, SchemaIndex, datasource_words};
 use super::text::{split_ident, tokenize};
 
 /// How much better (in link score) a part must read in its own datasource than in another
@@ -50,6 +52,7 @@ impl Reading<'_> {
 pub(crate) fn decompose(
     request: &DecomposeRequest,
     today: Day,
+    cache: &IndexCache,
 ) -> Result<DecomposerResponse, Unlinked> {
     let candidates: Vec<&DatasourceInfo> = request
         .datasources
@@ -67,12 +70,12 @@ pub(crate) fn decompose(
         .flat_map(|d| datasource_words(&d.id))
         .collect();
     // One index per datasource, shared by every reading of every part.
-    let indexes: Vec<SchemaIndex> = candidates
+    let indexes: Vec<Arc<SchemaIndex>> = candidates
         .iter()
         .map(|d| {
             d.snapshot
                 .as_ref()
-                .map(SchemaIndex::build)
+                .map(|s| cache.index(s))
                 .unwrap_or_default()
         })
         .collect();

@@ -31,6 +31,8 @@ mod text;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use nl2sql_plan::{DecomposerResponse, FilterOperator, FilterValue, PlanModel, SubQuery};
 use nl2sql_state::Node;
@@ -45,7 +47,7 @@ use analyze::{Unlinked, analyze};
 use build::{output_names, plan_model};
 use coverage::{Coverage, cover};
 use intent::Day;
-use link::{SchemaIndex, datasource_words};
+use link::{IndexCache, SchemaIndex, datasource_words};
 use text::tokenize;
 
 /// The offline deterministic planner.
@@ -56,6 +58,8 @@ pub struct OfflinePlanner {
     /// Refuse a reading whose confidence is below this (the learned threshold by
     /// default; 0 never refuses on confidence).
     min_confidence: f64,
+    /// The schema indexes of the snapshots planned over most recently (shared by clones).
+    indexes: Arc<IndexCache>,
 }
 
 impl Default for OfflinePlanner {
@@ -63,6 +67,7 @@ impl Default for OfflinePlanner {
         OfflinePlanner {
             strict: true,
             min_confidence: confidence::MODEL.threshold,
+            indexes: Arc::default(),
         }
     }
 }
@@ -81,6 +86,7 @@ impl OfflinePlanner {
         OfflinePlanner {
             strict: false,
             min_confidence: 0.0,
+            indexes: Arc::default(),
         }
     }
 
@@ -108,11 +114,11 @@ impl OfflinePlanner {
         &self,
         request: &DecomposeRequest,
     ) -> Result<DecomposerResponse, PipelineError> {
-        decompose::decompose(request, today(request.today.as_deref())).map_err(|u| {
-            let indexes: Vec<SchemaIndex> = request
+        decompose::decompose(request, today(request.today.as_deref()), &self.indexes).map_err(|u| {
+            let indexes: Vec<Arc<SchemaIndex>> = request
                 .datasources
                 .iter()
-                .filter_map(|d| d.snapshot.as_ref().map(SchemaIndex::build))
+                .filter_map(|d| d.snapshot.as_ref().map(|s| self.indexes.index(s)))
                 .collect();
             unlinked_error(Node::Decomposer.as_str(), &u, &indexes)
         })
@@ -120,7 +126,7 @@ impl OfflinePlanner {
 
     /// Plans one sub-query without the async trait.
     pub fn plan_sync(&self, request: &PlanRequest) -> Result<PlanModel, PipelineError> {
-        plan(request, self.strict, self.min_confidence)
+        plan(request, self.strict, self.min_confidence, &self.indexes)
     }
 
     /// Refiner feedback without the async trait.
@@ -172,7 +178,7 @@ fn today(given: Option<&str>) -> Day {
 /// The refusal of a question with words that link to nothing in the schema
 /// (`AMBIGUOUS_QUESTION`, not retried): it names them and suggests the schema's names
 /// closest to them.
-fn unlinked_error(node: &str, u: &Unlinked, indexes: &[SchemaIndex]) -> PipelineError {
+fn unlinked_error(node: &str, u: &Unlinked, indexes: &[Arc<SchemaIndex>]) -> PipelineError {
     let suggestions = coverage::closest_names(&u.words, indexes);
     let message = if u.words.is_empty() {
         format!("could not understand the question: {}", u.reason)
@@ -305,8 +311,9 @@ fn plan(
     request: &PlanRequest,
     strict: bool,
     min_confidence: f64,
+    indexes: &IndexCache,
 ) -> Result<PlanModel, PipelineError> {
-    let index = SchemaIndex::build(&request.schema);
+    let index = indexes.index(&request.schema);
     let day = today(request.today.as_deref());
     let ignore = datasource_words(&request.sub_query.datasource_id);
     let expected: Vec<String> = request

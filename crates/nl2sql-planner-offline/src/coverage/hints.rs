@@ -103,7 +103,10 @@ pub(super) fn rephrase_hint(index: &SchemaIndex, plan: &PlanModel) -> String {
 /// Suggestions for words that link to nothing: the table or column names of `indexes`
 /// closest to each (Jaro-Winkler over the lower-case name and its parts, at least 0.85),
 /// else a hint with some of the schema's names. Never empty.
-pub(crate) fn closest_names(words: &[String], indexes: &[SchemaIndex]) -> Vec<String> {
+pub(crate) fn closest_names(
+    words: &[String],
+    indexes: &[std::sync::Arc<SchemaIndex>],
+) -> Vec<String> {
     let mut out = Vec::new();
     for word in words {
         let w = word.to_lowercase();

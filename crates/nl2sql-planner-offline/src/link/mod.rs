@@ -10,6 +10,7 @@
 use super::text::{Token, split_ident, stem};
 
 mod booleans;
+mod cache;
 mod countries;
 mod genders;
 mod listed;
@@ -18,6 +19,7 @@ mod names;
 mod schema;
 mod values;
 
+pub(crate) use cache::IndexCache;
 pub(crate) use countries::names_country;
 use names::names;
 use values::{proper_nouns, values_exact, values_partial};

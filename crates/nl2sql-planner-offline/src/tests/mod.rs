@@ -7,6 +7,7 @@
 mod abbreviations;
 mod alternatives;
 mod analyst;
+mod cache;
 mod confidence;
 mod coverage;
 mod cross_source;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use nl2sql_state::SchemaSnapshot;
 
-use super::SchemaIndex;
+use super::schema::SchemaIndex;
 
 /// How many snapshots' indexes are kept (the least recently used is dropped).
 const CAPACITY: usize = 16;

@@ -28,8 +28,8 @@ impl Builder<'_> {
             if inside {
                 continue;
             }
-            let left = self.condition_before(i);
-            let right = self.condition_after(i);
+            let left = self.condition_beside(i, false);
+            let right = self.condition_beside(i, true);
             match (left, right) {
                 (Some(l), Some(r)) if l != r => self.join_alternatives(l, r),
                 _ => self.a.unread_or.push(i),
@@ -42,28 +42,20 @@ impl Builder<'_> {
         }
     }
 
-    /// The filter whose span ends nearest before `at`, with only words of its own in between.
-    fn condition_before(&self, at: usize) -> Option<usize> {
+    /// The filter nearest before (or after) the "or" at `at`, with only words of its own
+    /// between them.
+    fn condition_beside(&self, at: usize, after: bool) -> Option<usize> {
         self.a
             .filters
             .iter()
             .enumerate()
-            .filter_map(|(k, f)| Some((k, f.span?, f.column)))
-            .filter(|(_, (_, e), c)| *e <= at && self.gap_of(*e, at, *c))
-            .max_by_key(|(_, (_, e), _)| *e)
-            .map(|(k, _, _)| k)
-    }
-
-    /// The filter whose span starts nearest after `at`, with only words of its own in between.
-    fn condition_after(&self, at: usize) -> Option<usize> {
-        self.a
-            .filters
-            .iter()
-            .enumerate()
-            .filter_map(|(k, f)| Some((k, f.span?, f.column)))
-            .filter(|(_, (s, _), c)| *s > at && self.gap_of(at + 1, *s, *c))
-            .min_by_key(|(_, (s, _), _)| *s)
-            .map(|(k, _, _)| k)
+            .filter_map(|(k, f)| {
+                let (s, e) = f.span?;
+                let (from, to) = if after { (at + 1, s) } else { (e, at) };
+                (from <= to && self.gap_of(from, to, f.column)).then(|| (k, to - from))
+            })
+            .min_by_key(|(_, gap)| *gap)
+            .map(|(k, _)| k)
     }
 
     /// Whether the words `from..to` only lead to a condition on `column`: at most

@@ -6,6 +6,7 @@
 
 use nl2sql_state::ErrorCode;
 
+use super::coverage::unplaced;
 use super::literals::gallery;
 use super::rules::{check, request_over};
 use crate::OfflinePlanner;
@@ -22,12 +23,7 @@ fn refused(question: &str) -> Vec<String> {
         "{question}: {}",
         e.message
     );
-    e.details.as_ref().unwrap()["unplaced"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap().to_owned())
-        .collect()
+    unplaced(&e)
 }
 
 #[test]

@@ -11,7 +11,7 @@ fn strict(question: &str) -> Result<nl2sql_plan::PlanModel, nl2sql_state::Pipeli
     OfflinePlanner::new().plan_sync(&plan_request(question, Some("2024-05-15")))
 }
 
-fn unplaced(e: &nl2sql_state::PipelineError) -> Vec<String> {
+pub(super) fn unplaced(e: &nl2sql_state::PipelineError) -> Vec<String> {
     e.details.as_ref().unwrap()["unplaced"]
         .as_array()
         .unwrap()

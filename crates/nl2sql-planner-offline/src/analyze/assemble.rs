@@ -735,28 +735,21 @@ impl Builder<'_> {
 
     /// `sorted by X`, direction words and a default order for grouped results.
     pub(super) fn ordering(&mut self) {
-        // "ordered from most to least" names no key after it: the direction alone.
-        let keyed = self.cues.order_key.is_some_and(|key| {
+        let key = self.cues.order_key;
+        let target = key.and_then(|k| {
             self.mentions
                 .iter()
-                .any(|m| m.start >= key && m.start <= key + 2)
-                || self
-                    .cues
-                    .aggs
-                    .iter()
-                    .any(|a| a.start >= key && a.start <= key + 1)
+                .find(|m| m.start >= k && m.start <= k + 2)
         });
-        if keyed && let Some(key) = self.cues.order_key {
-            let desc = self.cues.order_desc.unwrap_or(false);
-            let target = self
-                .mentions
-                .iter()
-                .find(|m| m.start >= key && m.start <= key + 2);
-            let agg_at = self
-                .cues
+        let agg_at = key.and_then(|k| {
+            self.cues
                 .aggs
                 .iter()
-                .position(|a| a.start >= key && a.start <= key + 1);
+                .position(|a| a.start >= k && a.start <= k + 1)
+        });
+        // "ordered from most to least" names no key after it: the direction alone.
+        if target.is_some() || agg_at.is_some() {
+            let desc = self.cues.order_desc.unwrap_or(false);
             let out = match (agg_at, target) {
                 (Some(_), _) if !self.a.measures.is_empty() => Some(Output::Measure(0)),
                 (_, Some(m)) => match m.target {

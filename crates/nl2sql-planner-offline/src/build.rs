@@ -220,7 +220,7 @@ pub(crate) fn semantic_parts(
         .filters
         .iter()
         .enumerate()
-        .filter(|(k, _)| !a.alternatives.iter().any(|g| g.contains(k)))
+        .filter(|(k, _)| a.alternatives_of(*k).is_none())
         .map(|(_, f)| {
             let attribute = identifier(&column_name(index, f.column));
             let (operator, value) = match &f.test {

@@ -172,6 +172,14 @@ pub(crate) struct Analysis {
 }
 
 impl Analysis {
+    /// The group of alternatives filter `k` is in, if any.
+    pub(crate) fn alternatives_of(&self, k: usize) -> Option<&[usize]> {
+        self.alternatives
+            .iter()
+            .find(|g| g.contains(&k))
+            .map(Vec::as_slice)
+    }
+
     /// Groups by column `to` wherever the analysis grouped, listed or ordered by `from`.
     pub(crate) fn regroup(&mut self, from: usize, to: usize) {
         let swap = |c: &mut usize| {
@@ -436,10 +444,7 @@ impl Builder<'_> {
     }
 
     fn table_of(&self, m: &Mention) -> usize {
-        match &m.target {
-            Target::Table(t) => *t,
-            Target::Column(c) | Target::Value { column: c, .. } => self.index.columns[*c].table,
-        }
+        m.target.table(self.index)
     }
 
     /// Content words no mention or cue covers.

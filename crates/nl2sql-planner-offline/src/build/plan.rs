@@ -336,20 +336,16 @@ impl<'a> Exprs<'a> {
             Some(Expr::binary(Op::Is, self.col(pk), Expr::null()))
         });
         // Each group of alternatives is one `OR`, where its first filter stands.
-        let grouped = |k: usize| self.a.alternatives.iter().find(|g| g.contains(&k));
-        let filters = self
-            .a
-            .filters
-            .iter()
-            .enumerate()
-            .filter_map(|(k, f)| match grouped(k) {
+        let filters = self.a.filters.iter().enumerate().filter_map(|(k, f)| {
+            match self.a.alternatives_of(k) {
                 None => Some(self.filter(f)),
                 Some(g) if g[0] == k => g
                     .iter()
                     .map(|j| self.filter(&self.a.filters[*j]))
                     .reduce(|l, r| Expr::binary(Op::Or, l, r)),
                 Some(_) => None,
-            });
+            }
+        });
         and(filters.chain(absent).collect())
     }
 

@@ -4,21 +4,13 @@
 //! tables, and the verb is placed when the plan joins them.
 
 use crate::analyze::Analysis;
-use crate::link::{SchemaIndex, Target};
+use crate::link::SchemaIndex;
 use crate::text::{Token, is_relating_verb};
 
 use super::used::Used;
 
 /// How many tokens a side of the relation may be from the verb.
 const REACH: usize = 4;
-
-/// The table a mention belongs to.
-fn table_of(target: &Target, index: &SchemaIndex) -> usize {
-    match target {
-        Target::Table(t) => *t,
-        Target::Column(c) | Target::Value { column: c, .. } => index.columns[*c].table,
-    }
-}
 
 /// The two tables the verb at `i` relates, when it is a relating verb (not followed by
 /// "by") between a mention of one table (just before it) and a mention of another (just
@@ -43,12 +35,12 @@ pub(super) fn related_tables(
         .iter()
         .filter(|m| m.end <= i && i - m.end <= REACH)
         .max_by_key(|m| m.end)
-        .map(|m| table_of(&m.target, index))?;
+        .map(|m| m.target.table(index))?;
     let after = analysis
         .mentions
         .iter()
         .filter(|m| m.start > i && m.start - i <= REACH)
         .min_by_key(|m| m.start)
-        .map(|m| table_of(&m.target, index))?;
+        .map(|m| m.target.table(index))?;
     (before != after && in_plan(before) && in_plan(after)).then_some((before, after))
 }

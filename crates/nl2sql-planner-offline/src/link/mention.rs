@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use super::schema::SchemaIndex;
+
 /// What a mention links to.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Target {
@@ -51,6 +53,16 @@ impl Target {
             values: vec![value],
             exact: true,
             word: String::new(),
+        }
+    }
+}
+
+impl Target {
+    /// The table of the target: the table itself, or the table of its column.
+    pub(crate) fn table(&self, index: &SchemaIndex) -> usize {
+        match self {
+            Target::Table(t) => *t,
+            Target::Column(c) | Target::Value { column: c, .. } => index.columns[*c].table,
         }
     }
 }

@@ -162,13 +162,6 @@ fn merge_qualified(mentions: Vec<Mention>, tokens: &[Token], index: &SchemaIndex
     out
 }
 
-fn table_of(target: &Target, index: &SchemaIndex) -> usize {
-    match target {
-        Target::Table(t) => *t,
-        Target::Column(c) | Target::Value { column: c, .. } => index.columns[*c].table,
-    }
-}
-
 /// Picks one target per ambiguous mention: prefer a target whose table is mentioned
 /// unambiguously elsewhere, then one adjacent by foreign key to such a table, then a
 /// table's label column, then the smallest table and column name.
@@ -184,7 +177,7 @@ fn resolve_ties(
     let mut context: Vec<usize> = mentions
         .iter()
         .filter(|m| alternatives(m).is_none())
-        .map(|m| table_of(&m.target, index))
+        .map(|m| m.target.table(index))
         .collect();
     let neighbours_of = |context: &[usize]| -> Vec<usize> {
         index
@@ -266,7 +259,7 @@ fn resolve_ties(
             }
         };
         let key = |(t, score): &(Target, u32)| {
-            let table = table_of(t, index);
+            let table = t.table(index);
             let near = (of_table != Some(table), distance(t, table));
             let has_value = matches!(t, Target::Column(c) if valued.contains(c));
             let in_context = context.contains(&table);
@@ -312,7 +305,7 @@ fn resolve_ties(
             });
             m.target = best.clone();
             m.score = *score;
-            context.push(table_of(best, index));
+            context.push(best.table(index));
         }
     }
 }

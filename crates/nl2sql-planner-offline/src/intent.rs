@@ -3,7 +3,7 @@
 //! given `today`, ordering, distinct/list). Each cue records the tokens it consumed so the
 //! linker skips them.
 
-use super::text::{Token, TokenKind, number_word};
+use super::text::{Token, TokenKind, is_function_word, is_stop_word, number_word};
 
 mod cues;
 mod dates;
@@ -181,6 +181,26 @@ fn comparison(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
         });
         mark_barrier(c, i, at + 1);
         return Some(at + 1);
+    }
+    // "above age 46", "over price 100": the compared column stands between the word and
+    // the number; its words stay unmarked, for the linker.
+    let named = (1..=2).find(|k| {
+        tokens[at..(at + k).min(tokens.len())].iter().all(|w| {
+            w.kind == TokenKind::Word && !is_function_word(&w.lower) && !is_stop_word(&w.lower)
+        }) && number_at(tokens, at + k).is_some()
+    });
+    if let Some(k) = named
+        && !t.is("between")
+        && let Some(n) = number_at(tokens, at + k)
+    {
+        c.comparisons.push(CmpCue {
+            start: i,
+            end: at + k + 1,
+            bounds: vec![(op, n)],
+        });
+        mark_barrier(c, i, at);
+        mark_barrier(c, at + k, at + k + 1);
+        return Some(at + k + 1);
     }
     None
 }
@@ -461,8 +481,8 @@ pub(crate) fn side_by_side(tokens: &[Token], i: usize) -> Option<usize> {
 fn after_noun(tokens: &[Token], i: usize) -> bool {
     i > 0
         && tokens[i - 1].kind == TokenKind::Word
-        && !super::text::is_function_word(&tokens[i - 1].lower)
-        && !super::text::is_stop_word(&tokens[i - 1].lower)
+        && !is_function_word(&tokens[i - 1].lower)
+        && !is_stop_word(&tokens[i - 1].lower)
 }
 
 /// Nouns after "the first"/"the last" that are not rows ranked in time.

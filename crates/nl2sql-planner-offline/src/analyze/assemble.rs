@@ -60,7 +60,7 @@ impl Builder<'_> {
         }
         let explicit_groups = !self.a.group_by.is_empty();
         let ranking = match rank {
-            Some((key, desc, n)) => self.bind_rank(&entity, key, desc, n, explicit_groups),
+            Some((key, desc, n)) => self.bind_rank(&entity, key, desc, n, explicit_groups)?,
             None => Ranking::default(),
         };
         let done = self.finish_outputs(
@@ -229,6 +229,9 @@ impl Builder<'_> {
     }
 
     /// Binds a ranking by `key` (descending when `desc`, `n` rows or groups).
+    ///
+    /// A ranking that names nothing to rank by (no measure, no date) is refused: its rows
+    /// would be whichever the engine returns first, a guess that looks like an answer.
     fn bind_rank(
         &mut self,
         entity: &Entity,
@@ -236,16 +239,20 @@ impl Builder<'_> {
         desc: bool,
         n: Option<i64>,
         explicit_groups: bool,
-    ) -> Ranking {
+    ) -> Result<Ranking, Unlinked> {
         let mut ranking = Ranking::default();
+        let nothing = |what: &str| Unlinked {
+            words: Vec::new(),
+            reason: format!("the ranking names no {what} to rank by"),
+        };
         match key {
             RankKey::Column(c) => {
-                return self.rank_by_column(entity, c, desc, n, explicit_groups);
+                return Ok(self.rank_by_column(entity, c, desc, n, explicit_groups));
             }
             RankKey::Row(c) => ranking.row_rank = Some((c, desc, n)),
             RankKey::Count(t) | RankKey::Latest(t) => {
                 let latest = matches!(key, RankKey::Latest(_));
-                return self.rank_by_count_or_time(entity, t, latest, desc, n, explicit_groups);
+                return Ok(self.rank_by_count_or_time(entity, t, latest, desc, n, explicit_groups));
             }
             RankKey::Measure(m) => {
                 if let Some(e) = entity.column
@@ -261,21 +268,11 @@ impl Builder<'_> {
                 .and_then(|t| self.when_column(t).or_else(|| self.index.time_column(t)))
             {
                 Some(c) => ranking.row_rank = Some((c, desc, n)),
-                None => {
-                    self.a.limit = n;
-                    self.a
-                        .notes
-                        .push("a ranking names no date to rank by".into());
-                }
+                None => return Err(nothing("date")),
             },
-            RankKey::Nothing => {
-                self.a.limit = n;
-                self.a
-                    .notes
-                    .push("a ranking names no measure; rows are limited only".into());
-            }
+            RankKey::Nothing => return Err(nothing("measure")),
         }
-        ranking
+        Ok(ranking)
     }
 
     /// A ranking by a column: the extreme value, the rows in order, each group's extreme,
@@ -297,7 +294,11 @@ impl Builder<'_> {
                 self.push_measure(plain(extreme, Some(c), col_table));
             }
             Some(e)
-                if !grouped && !entity.attribute && self.index.columns[e].table == col_table =>
+                if !grouped
+                    && self.index.columns[e].table == col_table
+                    && (!entity.attribute
+                        || (self.index.columns[c].is_measure()
+                            && self.names_rows_of(entity, col_table))) =>
             {
                 ranking.row_rank = Some((c, desc, n));
             }
@@ -327,6 +328,24 @@ impl Builder<'_> {
             }
         }
         ranking
+    }
+
+    /// Whether the question names the rows of `table` that an attribute belongs to: "the
+    /// color of the school with the largest enrollment", "the apartment number with the
+    /// most bedrooms" rank schools and apartments (each row's own value), not groups of
+    /// rows sharing the attribute by a total. On Spider train such rankings read as a
+    /// total per attribute were wrong every time the rows were named.
+    fn names_rows_of(&self, entity: &Entity, table: usize) -> bool {
+        let stems = &self.index.tables[table].stems;
+        self.mentions
+            .iter()
+            .any(|m| matches!(m.target, Target::Table(t) if t == table))
+            || entity.mention.is_some_and(|k| {
+                let m = &self.mentions[k];
+                self.tokens[m.start..m.end]
+                    .iter()
+                    .any(|t| stems.contains(&t.stem))
+            })
     }
 
     /// A ranking by how many rows of `t` (or, `latest`, by their time): groups ranked by

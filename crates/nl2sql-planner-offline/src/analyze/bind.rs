@@ -577,6 +577,57 @@ impl Builder<'_> {
             .any(|m| m.agg == Agg::Avg && m.column.is_some() && m.table == table)
     }
 
+    /// The subject of a frequency superlative that names nothing after it: the nearest
+    /// table or column (not an amount) before `at`, with only its verb or "is" between
+    /// ("the type code appears the most often", "the code that is most common").
+    fn frequency_subject_before(&self, at: usize) -> Option<usize> {
+        let (k, m) = self
+            .mentions
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.end <= at)
+            .max_by_key(|(_, m)| m.end)?;
+        let fits = match m.target {
+            Target::Table(_) => true,
+            Target::Column(c) => !self.index.columns[c].is_measure(),
+            Target::Value { .. } => false,
+        };
+        let between = &self.tokens[m.end..at];
+        let plain = between.len() <= 3
+            && between.iter().all(|t| {
+                t.is_any(&[
+                    "is", "are", "was", "were", "the", "that", "which", "appears", "appear",
+                    "appeared", "occurs", "occur", "occurred", "used",
+                ])
+            });
+        (fits && plain).then_some(k)
+    }
+
+    /// A ranking of mention `k`'s values by how often they occur: group by it, count the
+    /// rows of its table, rank the groups.
+    fn frequency_rank(&mut self, k: usize, desc: bool) -> Option<(RankKey, bool, Option<i64>)> {
+        self.consumed[k] = true;
+        let (col, table) = match self.mentions[k].target {
+            Target::Column(c) => (Some(c), self.index.columns[c].table),
+            Target::Table(t) => (self.index.label_column(t), t),
+            Target::Value { .. } => return None,
+        };
+        if let Some(c) = col
+            && !self.a.group_by.contains(&c)
+        {
+            self.a.group_by.push(c);
+        }
+        let m = self.push_measure(Measure {
+            agg: Agg::Count,
+            column: None,
+            table,
+            times: None,
+            minus: None,
+            distinct: false,
+        });
+        Some((RankKey::Measure(m), desc, Some(1)))
+    }
+
     pub(super) fn superlatives(
         &mut self,
         agg_measures: &[usize],
@@ -606,6 +657,16 @@ impl Builder<'_> {
                 continue;
             }
             let Some(k) = self.mention_after(s.end, 3) else {
+                // "which type code appears the most often", "the code that is most
+                // common": what is counted is named before.
+                if s.frequency
+                    && let Some(k) = self.frequency_subject_before(s.start)
+                {
+                    if let Some(r) = self.frequency_rank(k, s.desc) {
+                        *rank = Some(r);
+                    }
+                    continue;
+                }
                 if let Some(w) = self.unlinked_at(s.end, 2) {
                     // "the 3 most recently added products": a verb the schema does not
                     // name; the ranking is still in time.
@@ -652,30 +713,14 @@ impl Builder<'_> {
                 }
                 continue;
             }
-            self.consumed[k] = true;
             if s.frequency {
                 // "most common defect type": group by it, count, rank.
-                let (col, table) = match target {
-                    Target::Column(c) => (Some(c), self.index.columns[c].table),
-                    Target::Table(t) => (self.index.label_column(t), t),
-                    Target::Value { .. } => continue,
-                };
-                if let Some(c) = col
-                    && !self.a.group_by.contains(&c)
-                {
-                    self.a.group_by.push(c);
+                if let Some(r) = self.frequency_rank(k, s.desc) {
+                    *rank = Some(r);
                 }
-                let m = self.push_measure(Measure {
-                    agg: Agg::Count,
-                    column: None,
-                    table,
-                    times: None,
-                    minus: None,
-                    distinct: false,
-                });
-                *rank = Some((RankKey::Measure(m), s.desc, Some(1)));
                 continue;
             }
+            self.consumed[k] = true;
             let key = match target {
                 // "the most recently produced products": the time of the verb's rows.
                 Target::Column(c) if s.time && !self.index.columns[c].is_temporal() => {

@@ -319,7 +319,30 @@ impl Builder<'_> {
                 .iter()
                 .enumerate()
                 .find(|(k, m)| !self.consumed[*k] && m.start >= cue.end && m.start - cue.end <= 2)
+                // "older than 46 and joined after 1990", "bigger than 100 ordered by year":
+                // a column after a conjunction or another phrase is not the one compared.
+                .filter(|(_, m)| {
+                    !self.tokens[cue.end..m.start].iter().any(|t| {
+                        t.is_any(&[
+                            "and", "or", "but", "by", "ordered", "sorted", "order", "sort",
+                            "whose", "who", "which", "that", "with", "where",
+                        ])
+                    })
+                })
                 .map(|(k, _)| k);
+            // "above age 46": the column named between the comparison and its number.
+            let inside = self
+                .mentions
+                .iter()
+                .enumerate()
+                .find(|(k, m)| {
+                    !self.consumed[*k] && numeric(m) && m.start > cue.start && m.end < cue.end
+                })
+                .map(|(k, _)| k);
+            let (after, before) = match inside {
+                Some(k) => (Some(k), None),
+                None => (after, before),
+            };
             // "older than 25", "heavier than 10": the comparative names its measure.
             if let Some(c) = self.implied_measure(cue.start)
                 && !matches!(after, Some(k) if numeric(&self.mentions[k]))
@@ -398,6 +421,66 @@ impl Builder<'_> {
             }
         }
         count_havings
+    }
+
+    /// A negation over rows of another table that carry a condition is refused: "artists
+    /// who did not have an exhibition in 2004" is not "artists without exhibitions" (the
+    /// anti-join) and "in 2004" (a filter the anti-join's empty rows never meet), and
+    /// "films never presented in China" is not "films presented somewhere other than
+    /// China" (`<>` on a table the film has many rows of). The plan language has no
+    /// negated sub-condition; such answers were wrong on Spider train every time.
+    pub(super) fn negations_of_related_rows(&self) -> Result<(), Unlinked> {
+        let index = self.index;
+        let base = self.a.base;
+        let table_of = |c: usize| index.columns[c].table;
+        // A condition on an absent table, or on a table reached only through it.
+        let behind_absent = |t: usize| {
+            t != base
+                && self
+                    .a
+                    .absent
+                    .iter()
+                    .any(|&x| x == t || index.refers_to(x, t))
+        };
+        if let Some(t) = self
+            .a
+            .filters
+            .iter()
+            .map(|f| table_of(f.column))
+            .find(|t| behind_absent(*t))
+        {
+            return Err(Unlinked {
+                words: Vec::new(),
+                reason: format!(
+                    "the negation asks for rows with no matching {} that meet a condition, \
+                     which this planner cannot express",
+                    index.tables[t].name
+                ),
+            });
+        }
+        // A negated value of a table the base has many rows of, unless that table's rows
+        // are what the question is about ("names of entrepreneurs whose investor is not
+        // X": the first table it names).
+        let subject = self.mentions.iter().find_map(|m| match m.target {
+            Target::Table(x) => Some(x),
+            _ => None,
+        });
+        let named = |t: usize| subject == Some(t);
+        if let Some(f) = self.a.filters.iter().find(|f| {
+            let t = table_of(f.column);
+            f.negated && t != base && !index.refers_to(base, t) && !named(t)
+        }) {
+            return Err(Unlinked {
+                words: Vec::new(),
+                reason: format!(
+                    "the negation of a value of {} (which each {} row can have many of) asks \
+                     for rows with no such match, which this planner cannot express",
+                    index.tables[table_of(f.column)].name,
+                    index.tables[base].name
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// "less than 100 or more than 900": the column of the comparison that ends right

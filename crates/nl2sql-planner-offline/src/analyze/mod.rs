@@ -432,6 +432,7 @@ impl Builder<'_> {
         self.dates();
         self.disjunctions();
         self.ordering();
+        self.negations_of_related_rows()?;
         self.a.unlinked = unlinked;
         self.a.mentions = self.mentions.to_vec();
         self.a.cues = self.cues.clone();

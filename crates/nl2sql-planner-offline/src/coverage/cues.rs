@@ -121,6 +121,9 @@ pub(super) fn missing_cues(
             ));
         }
     }
+    // "the largest and smallest codes", "the lowest and highest rating": both extremes
+    // are asked for, so the plan must compute both (one ranking cannot stand for both).
+    out.extend(both_extremes(tokens, analysis, &functions, &inside_mention));
     // A grouping the question asks for ("for each year", "per factory") that an
     // aggregating plan dropped: one number where the question wants one per group.
     // ("by" alone is too loose a cue to hold a plan to.)
@@ -237,4 +240,45 @@ pub(super) fn missing_cues(
         out.push((i, i + 1, "distinct values".to_owned()));
     }
     out
+}
+
+/// The extreme cue whose function the plan lacks when the question asks for both the
+/// highest and the lowest value (in amounts, not in time or frequency).
+fn both_extremes(
+    tokens: &[Token],
+    analysis: &Analysis,
+    functions: &BTreeSet<String>,
+    inside_mention: &dyn Fn(usize, usize) -> bool,
+) -> Option<(usize, usize, String)> {
+    use crate::intent::Agg;
+    let cues = &analysis.cues;
+    let mut highest = None;
+    let mut lowest = None;
+    let aggs = cues.aggs.iter().filter_map(|a| match a.agg {
+        Agg::Max => Some((true, a.start, a.end)),
+        Agg::Min => Some((false, a.start, a.end)),
+        _ => None,
+    });
+    let supers = cues
+        .supers
+        .iter()
+        .filter(|s| !s.time && !s.frequency && !s.counted)
+        // "most" alone ("the most orders") counts; only the words of amounts are extremes.
+        .filter(|s| !tokens[s.start].is_any(&["most", "least", "fewest"]))
+        .map(|s| (s.desc, s.start, s.end));
+    for (desc, start, end) in aggs.chain(supers) {
+        if inside_mention(start, end) {
+            continue;
+        }
+        let slot = if desc { &mut highest } else { &mut lowest };
+        slot.get_or_insert((start, end));
+    }
+    let ((hs, he), (ls, le)) = (highest?, lowest?);
+    if !functions.contains("MAX") {
+        Some((hs, he, "a maximum".to_owned()))
+    } else if !functions.contains("MIN") {
+        Some((ls, le, "a minimum".to_owned()))
+    } else {
+        None
+    }
 }

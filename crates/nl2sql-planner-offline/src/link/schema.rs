@@ -290,7 +290,9 @@ impl SchemaIndex {
                 let words = split_ident(&self.columns[*c].name);
                 text(*c)
                     && words.last().is_some_and(|w| {
-                        ["or", "er", "ist", "ian"].iter().any(|e| w.ends_with(e)) && w.len() > 4
+                        ["or", "er", "ist", "ian"].iter().any(|e| w.ends_with(e))
+                            && w.len() > 4
+                            && !NOT_PERSONS.contains(&w.to_lowercase().as_str())
                     })
             })
         })
@@ -396,3 +398,73 @@ fn description_head(description: &str) -> Option<Vec<String>> {
         .collect();
     (1..=3).contains(&words.len()).then_some(words)
 }
+
+/// Words that end like agent nouns (`-er`, `-or`, `-ist`, `-ian`) but name no person: a
+/// `gender` or `major` column does not record who acted ("who is the oldest person" over
+/// a table whose name is its key was answered with the gender).
+const NOT_PERSONS: &[&str] = &[
+    "gender",
+    "number",
+    "order",
+    "color",
+    "colour",
+    "floor",
+    "door",
+    "sector",
+    "factor",
+    "major",
+    "minor",
+    "error",
+    "motor",
+    "monitor",
+    "indicator",
+    "behavior",
+    "behaviour",
+    "letter",
+    "quarter",
+    "center",
+    "character",
+    "chapter",
+    "layer",
+    "paper",
+    "header",
+    "filter",
+    "parameter",
+    "register",
+    "counter",
+    "folder",
+    "answer",
+    "other",
+    "cover",
+    "water",
+    "weather",
+    "border",
+    "power",
+    "career",
+    "poster",
+    "trailer",
+    "banner",
+    "container",
+    "computer",
+    "checklist",
+    "playlist",
+    "wishlist",
+    "median",
+    "meridian",
+    "interior",
+    "exterior",
+    "flavor",
+    "flavour",
+    "labor",
+    "honor",
+    "favor",
+    "mirror",
+    "tier",
+    "winter",
+    "summer",
+    "semester",
+    "trimester",
+    "super",
+    "cluster",
+    "roster",
+];

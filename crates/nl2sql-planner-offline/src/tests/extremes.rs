@@ -72,3 +72,49 @@ fn reverse_alphabetical_and_most_to_least_sort_descending() {
         "SELECT p.room AS room, COUNT(*) AS picture_count FROM picture AS p GROUP BY p.room ORDER BY picture_count DESC LIMIT 10000",
     );
 }
+
+#[test]
+fn an_attribute_of_the_row_with_an_extreme_ranks_the_rows() {
+    // "the room of the picture with the highest price": pictures ranked by their own
+    // price, not rooms ranked by their total price.
+    check(
+        &gallery(),
+        "What is the room of the picture with the highest price?",
+        "SELECT p.room AS room, p.price AS price FROM picture AS p ORDER BY p.price DESC LIMIT 1",
+    );
+}
+
+#[test]
+fn both_extremes_asked_need_both_in_the_plan() {
+    let e = crate::OfflinePlanner::new()
+        .with_min_confidence(0.0)
+        .plan_sync(&super::rules::request_over(
+            &gallery(),
+            "What are the largest and smallest prices of pictures?",
+        ));
+    match e {
+        // Answered: both extremes are computed.
+        Ok(plan) => {
+            let sql = format!("{plan:?}");
+            assert!(sql.contains("MAX") && sql.contains("MIN"), "{sql}");
+        }
+        // Refused: the missing one is named.
+        Err(e) => assert!(
+            super::coverage::unplaced(&e)
+                .iter()
+                .any(|w| w == "smallest" || w == "largest"),
+            "{}",
+            e.message
+        ),
+    }
+}
+
+#[test]
+fn a_ranking_with_nothing_to_rank_by_is_refused() {
+    // No date, no measure: "the most recent" picture would be whichever row comes first.
+    let sql = super::rules::sql_over(&gallery(), "Which picture was hung most recently?");
+    assert!(
+        sql.starts_with("ERROR") && sql.contains("names no date"),
+        "{sql}"
+    );
+}

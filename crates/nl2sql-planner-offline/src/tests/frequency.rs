@@ -7,7 +7,7 @@ use nl2sql_state::{SchemaContract, SchemaSnapshot};
 use super::rules::check;
 use super::{col, table};
 
-fn club() -> SchemaSnapshot {
+pub(super) fn club() -> SchemaSnapshot {
     let mut contract = SchemaContract::new("club", "sqlite");
     contract.add_table(table(
         "Sport",
@@ -43,4 +43,20 @@ fn the_most_common_value_across_rows_groups_by_that_value_alone() {
         "Which sport is the most popular across all members?",
         "SELECT s.Name AS sport, COUNT(*) AS member_count FROM Member AS m INNER JOIN Sport AS s ON m.SportID = s.id GROUP BY s.Name ORDER BY member_count DESC LIMIT 1",
     );
+}
+
+#[test]
+fn most_often_after_its_subject_counts_the_subject() {
+    let s = club();
+    // The superlative names nothing after it: what is counted is named before.
+    for question in [
+        "Which country appears the most often?",
+        "What is the country that is most common?",
+    ] {
+        check(
+            &s,
+            question,
+            "SELECT m.Country AS country, COUNT(*) AS member_count FROM Member AS m GROUP BY m.Country ORDER BY member_count DESC LIMIT 1",
+        );
+    }
 }

@@ -61,3 +61,32 @@ fn both_genders_filter_nothing_and_the_strict_planner_refuses() {
     assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
     assert!(e.message.contains("'male', 'female'"), "{}", e.message);
 }
+
+/// People whose name is their key, with a gender column.
+fn people() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("people", "sqlite");
+    contract.add_table(table(
+        "Person",
+        vec![
+            col("name", "TEXT", true),
+            col("age", "INTEGER", false),
+            col("gender", "TEXT", false),
+            col("job", "TEXT", false),
+        ],
+        vec![],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn who_is_answered_by_the_name_not_the_gender() {
+    // `gender` ends like an agent noun ("operator") but records no one who acted.
+    check(
+        &people(),
+        "Who is the person whose age is below 30?",
+        "SELECT p.name AS person FROM Person AS p WHERE p.age < 30 LIMIT 10000",
+    );
+}

@@ -1,0 +1,44 @@
+//! A negation over related rows that carry a condition is refused, not answered with an
+//! anti-join that drops the condition or a `<>` that means "some other": "artists with no
+//! picture in room B12", "artists whose pictures are not in room B12". A negated value of
+//! a table the row refers to ("pictures whose artist is not Kim") stays a `<>`.
+
+use super::literals::gallery;
+use super::rules::{check, describe, sql_over};
+use super::samples;
+
+#[test]
+fn no_related_rows_meeting_a_condition_is_refused() {
+    let sql = sql_over(
+        &gallery(),
+        "Which artists have no pictures in room \"B12\"?",
+    );
+    assert!(
+        sql.starts_with("ERROR") && sql.contains("cannot express"),
+        "{sql}"
+    );
+}
+
+#[test]
+fn a_negated_value_of_many_related_rows_is_refused() {
+    let sql = sql_over(
+        &gallery(),
+        "What are the last names of artists whose pictures are not in room \"B12\"?",
+    );
+    assert!(
+        sql.starts_with("ERROR") && sql.contains("cannot express"),
+        "{sql}"
+    );
+}
+
+#[test]
+fn a_negated_value_of_the_referenced_row_is_a_not_equal() {
+    // Each member has one sport: "not golf" is `<>` on it.
+    let mut c = super::frequency::club();
+    describe(&mut c, "Sport", "Name", samples(&["Golf", "Tennis"]));
+    check(
+        &c,
+        "Which members play a sport that is not Golf?",
+        "SELECT m.Name AS member FROM Member AS m INNER JOIN Sport AS s ON m.SportID = s.id WHERE s.Name <> 'Golf' LIMIT 10000",
+    );
+}

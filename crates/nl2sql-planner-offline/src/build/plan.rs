@@ -49,6 +49,58 @@ struct Layout {
     inner: BTreeSet<usize>,
 }
 
+/// The foreign key that joins the two tables of key `fk`: `fk` itself when it is the only
+/// one between them; else the one whose referencing column the question names ("students
+/// who have treasurer votes" joins by `Treasurer_Vote`, not the first of the vote columns
+/// that refer to students). Two or more keys and none named is refused, naming them: any
+/// choice would be a guess.
+fn named_key(a: &Analysis, index: &SchemaIndex, fk: usize) -> Result<usize, BuildError> {
+    let key = &index.foreign_keys[fk];
+    let between = |f: &crate::link::ForeignKey| {
+        (f.from == key.from && f.to == key.to) || (f.from == key.to && f.to == key.from)
+    };
+    let parallel: Vec<usize> = (0..index.foreign_keys.len())
+        .filter(|i| between(&index.foreign_keys[*i]))
+        .collect();
+    if parallel.len() < 2 {
+        return Ok(fk);
+    }
+    let names = |i: usize| {
+        let f = &index.foreign_keys[i];
+        a.mentions.iter().any(|m| {
+            m.column().is_some_and(|c| {
+                let col = &index.columns[c];
+                col.table == f.from
+                    && f.from_columns
+                        .iter()
+                        .any(|n| n.eq_ignore_ascii_case(&col.name))
+            })
+        })
+    };
+    let named: Vec<usize> = parallel.iter().copied().filter(|i| names(*i)).collect();
+    match named.as_slice() {
+        [one] => Ok(*one),
+        _ => Err(BuildError(format!(
+            "{} and {} are joined by {} different keys ({}); name the one you mean",
+            index.tables[key.from].name,
+            index.tables[key.to].name,
+            parallel.len(),
+            parallel
+                .iter()
+                .map(|i| {
+                    let f = &index.foreign_keys[*i];
+                    format!(
+                        "{}.{}",
+                        index.tables[f.from].name,
+                        f.from_columns.join(", ")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ))),
+    }
+}
+
 impl Layout {
     /// Every table the analysis reads, joined along foreign keys from its base table.
     fn of(a: &Analysis, index: &SchemaIndex) -> Result<Layout, BuildError> {
@@ -58,7 +110,7 @@ impl Layout {
             Err(_) => BTreeSet::new(),
         };
         let with_absent: BTreeSet<usize> = required.iter().chain(&a.absent).copied().collect();
-        let steps = join_tree(index, a.base, &with_absent).map_err(|missing| {
+        let mut steps = join_tree(index, a.base, &with_absent).map_err(|missing| {
             BuildError(format!(
                 "no foreign-key path joins {} to {}",
                 index.tables[a.base].name,
@@ -69,6 +121,9 @@ impl Layout {
                     .join(", ")
             ))
         })?;
+        for step in &mut steps {
+            step.fk = named_key(a, index, step.fk)?;
+        }
         let order: Vec<usize> = std::iter::once(a.base)
             .chain(steps.iter().map(|s| s.table))
             .collect();

@@ -25,7 +25,7 @@ use names::names;
 use values::{proper_nouns, values_exact, values_partial};
 
 pub(crate) use mention::{Mention, Target};
-pub(crate) use schema::{SchemaIndex, TypeClass};
+pub(crate) use schema::{ForeignKey, SchemaIndex, TypeClass};
 
 /// Links question tokens to the schema. `used[i]` marks tokens consumed by intent cues;
 /// they are not linked (values still may be, since they are literal text).
@@ -76,7 +76,12 @@ fn complete_names(mentions: Vec<Mention>, tokens: &[Token], index: &SchemaIndex)
         if own.is_empty() {
             continue;
         }
-        let (start, end) = (m.end, (m.end + 5).min(tokens.len()));
+        // Not past a conjunction: in "the president vote and the vice president vote"
+        // "vice" belongs to the next column.
+        let start = m.end;
+        let end = (start..(start + 5).min(tokens.len()))
+            .find(|i| tokens[*i].is_any(&["and", "or"]))
+            .unwrap_or((start + 5).min(tokens.len()));
         let longer = index.columns.iter().enumerate().find_map(|(c2, col)| {
             if c2 == c || !col.is_measure() || col.plain.len() <= own.len() {
                 return None;

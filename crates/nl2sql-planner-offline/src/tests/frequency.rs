@@ -60,3 +60,4 @@ fn most_often_after_its_subject_counts_the_subject() {
         );
     }
 }
+

@@ -16,6 +16,7 @@ mod distinct;
 mod extremes;
 mod frequency;
 mod genders;
+mod keys;
 mod literals;
 mod negations;
 mod nouns;

@@ -1,0 +1,76 @@
+//! Two tables joined by more than one foreign key (a vote table with a president's and a
+//! treasurer's vote, each a student): the join uses the key whose column the question
+//! names, and a question that names none is refused, naming the keys.
+
+use nl2sql_state::{SchemaContract, SchemaSnapshot};
+
+use super::rules::{check, sql_over};
+use super::{col, table};
+
+fn votes() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("votes", "sqlite");
+    contract.add_table(table(
+        "student",
+        vec![
+            col("id", "INTEGER", true),
+            col("first_name", "TEXT", false),
+            col("major", "TEXT", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "ballot",
+        vec![
+            col("ballot_id", "INTEGER", true),
+            col("president_vote", "INTEGER", false),
+            col("treasurer_vote", "INTEGER", false),
+        ],
+        vec![("president_vote", "student"), ("treasurer_vote", "student")],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn the_named_key_joins_the_tables() {
+    check(
+        &votes(),
+        "Find the distinct majors of students who have treasurer votes.",
+        "SELECT DISTINCT s.major AS major, b.treasurer_vote AS treasurer_vote FROM student AS s INNER JOIN ballot AS b ON s.id = b.treasurer_vote ORDER BY s.major LIMIT 10000",
+    );
+}
+
+#[test]
+fn no_named_key_is_refused_naming_the_keys() {
+    let sql = sql_over(&votes(), "How many ballots does each student have?");
+    assert!(
+        sql.starts_with("ERROR") && sql.contains("ballot.president_vote or ballot.treasurer_vote"),
+        "{sql}"
+    );
+}
+
+#[test]
+fn a_longer_column_name_is_not_completed_past_and() {
+    // "vice" after "and" belongs to the next column, not to "president vote".
+    let mut contract = SchemaContract::new("elections", "sqlite");
+    contract.add_table(table(
+        "election",
+        vec![
+            col("election_id", "INTEGER", true),
+            col("president_vote", "INTEGER", false),
+            col("vice_president_vote", "INTEGER", false),
+        ],
+        vec![],
+    ));
+    let s = SchemaSnapshot {
+        contract,
+        metadata: None,
+    };
+    check(
+        &s,
+        "Report the distinct president vote and the vice president vote.",
+        "SELECT DISTINCT e.president_vote AS president_vote, e.vice_president_vote AS vice_president_vote FROM election AS e ORDER BY e.president_vote LIMIT 10000",
+    );
+}

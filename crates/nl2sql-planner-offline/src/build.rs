@@ -18,6 +18,7 @@ mod plan;
 mod terms;
 
 pub(crate) use plan::plan_model;
+pub(crate) use terms::BuildError;
 use terms::negate;
 
 /// The output names of an analysis, in output order, unique and identifier-like.

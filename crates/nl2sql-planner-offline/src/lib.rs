@@ -44,7 +44,7 @@ use nl2sql_planner::{
 };
 
 use analyze::{Unlinked, analyze};
-use build::{output_names, plan_model};
+use build::{BuildError, output_names, plan_model};
 use coverage::{Coverage, cover};
 use intent::Day;
 use link::{IndexCache, SchemaIndex, datasource_words};
@@ -333,6 +333,7 @@ fn plan(
     let mut mismatch: Option<String> = None;
     let mut uncovered: Option<Coverage> = None;
     let mut unsure: Option<Coverage> = None;
+    let mut ambiguous: Option<String> = None;
     // The words to account for are the sub-query's own (the question, or the part of it
     // the decomposer wrote), whichever text the plan is finally built from.
     let intent = &request.sub_query.intent;
@@ -366,7 +367,14 @@ fn plan(
             ));
             continue;
         };
-        let mut model = plan_model(&analysis, &index, &names).map_err(|e| failure(e.0))?;
+        let mut model = match plan_model(&analysis, &index, &names) {
+            Ok(model) => model,
+            Err(BuildError::Failed(m)) => return Err(failure(m)),
+            Err(BuildError::Ambiguous(m)) => {
+                ambiguous.get_or_insert(m);
+                continue;
+            }
+        };
         // Every word of the sub-query must have become part of the plan.
         let coverage = match &intent_reading {
             Ok(reading) => cover(&intent_tokens, reading, &index, &model),
@@ -385,6 +393,15 @@ fn plan(
     }
     if let Some(coverage) = uncovered {
         return Err(uncovered_error(&coverage));
+    }
+    if let Some(m) = ambiguous {
+        return Err(PipelineError::new(
+            Node::AstPlanner,
+            ErrorCode::AmbiguousQuestion,
+            Severity::Error,
+            format!("could not tell how to join the tables: {m}"),
+        )
+        .with_details(json!({ "suggestions": [m] })));
     }
     if let Some(coverage) = unsure {
         return Err(unsure_error(&coverage, min_confidence));

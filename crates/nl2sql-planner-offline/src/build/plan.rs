@@ -80,7 +80,7 @@ fn named_key(a: &Analysis, index: &SchemaIndex, fk: usize) -> Result<usize, Buil
     let named: Vec<usize> = parallel.iter().copied().filter(|i| names(*i)).collect();
     match named.as_slice() {
         [one] => Ok(*one),
-        _ => Err(BuildError(format!(
+        _ => Err(BuildError::Ambiguous(format!(
             "{} and {} are joined by {} different keys ({}); name the one you mean",
             index.tables[key.from].name,
             index.tables[key.to].name,
@@ -111,7 +111,7 @@ impl Layout {
         };
         let with_absent: BTreeSet<usize> = required.iter().chain(&a.absent).copied().collect();
         let mut steps = join_tree(index, a.base, &with_absent).map_err(|missing| {
-            BuildError(format!(
+            BuildError::Failed(format!(
                 "no foreign-key path joins {} to {}",
                 index.tables[a.base].name,
                 missing

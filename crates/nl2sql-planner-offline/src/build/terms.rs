@@ -10,7 +10,13 @@ use crate::text::split_ident;
 
 /// Why a plan could not be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct BuildError(pub(crate) String);
+pub(crate) enum BuildError {
+    /// Nothing in the schema builds it (no foreign-key path between its tables).
+    Failed(String),
+    /// The schema builds it more than one way and the question does not say which (two
+    /// keys join the same tables): a refusal of the question, naming the ways.
+    Ambiguous(String),
+}
 
 /// Table aliases: the initials of the table's words (`production_runs` → `pr`), made
 /// unique with a digit and kept away from SQL keywords.

@@ -60,4 +60,3 @@ fn most_often_after_its_subject_counts_the_subject() {
         );
     }
 }
-

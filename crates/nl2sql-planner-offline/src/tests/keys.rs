@@ -2,10 +2,11 @@
 //! treasurer's vote, each a student): the join uses the key whose column the question
 //! names, and a question that names none is refused, naming the keys.
 
-use nl2sql_state::{SchemaContract, SchemaSnapshot};
+use nl2sql_state::{ErrorCode, SchemaContract, SchemaSnapshot};
 
-use super::rules::{check, sql_over};
+use super::rules::{check, request_over};
 use super::{col, table};
+use crate::OfflinePlanner;
 
 fn votes() -> SchemaSnapshot {
     let mut contract = SchemaContract::new("votes", "sqlite");
@@ -44,10 +45,19 @@ fn the_named_key_joins_the_tables() {
 
 #[test]
 fn no_named_key_is_refused_naming_the_keys() {
-    let sql = sql_over(&votes(), "How many ballots does each student have?");
+    let e = OfflinePlanner::new()
+        .plan_sync(&request_over(
+            &votes(),
+            "How many ballots does each student have?",
+        ))
+        .expect_err("two keys, none named");
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
     assert!(
-        sql.starts_with("ERROR") && sql.contains("ballot.president_vote or ballot.treasurer_vote"),
-        "{sql}"
+        e.message.contains(
+            "joined by 2 different keys (ballot.president_vote or ballot.treasurer_vote)"
+        ),
+        "{}",
+        e.message
     );
 }
 

@@ -3,11 +3,11 @@
 //! follows after "and", and never a column named after a conjunction or a sort phrase
 //! ("bigger than 100 ordered by year").
 
-use nl2sql_state::{SchemaContract, SchemaSnapshot};
+use nl2sql_state::SchemaSnapshot;
 
 use super::literals::gallery;
 use super::rules::check;
-use super::{col, table};
+use super::{col, snapshot_of, table};
 
 #[test]
 fn a_column_between_the_word_and_the_number_is_compared() {
@@ -20,21 +20,19 @@ fn a_column_between_the_word_and_the_number_is_compared() {
 
 /// Artists with an age and the year they joined.
 fn members() -> SchemaSnapshot {
-    let mut contract = SchemaContract::new("members", "sqlite");
-    contract.add_table(table(
-        "artist",
-        vec![
-            col("artist_id", "INTEGER", true),
-            col("name", "TEXT", false),
-            col("age", "INTEGER", false),
-            col("year_join", "INTEGER", false),
-        ],
-        vec![],
-    ));
-    SchemaSnapshot {
-        contract,
-        metadata: None,
-    }
+    snapshot_of(
+        "members",
+        vec![table(
+            "artist",
+            vec![
+                col("artist_id", "INTEGER", true),
+                col("name", "TEXT", false),
+                col("age", "INTEGER", false),
+                col("year_join", "INTEGER", false),
+            ],
+            vec![],
+        )],
+    )
 }
 
 #[test]

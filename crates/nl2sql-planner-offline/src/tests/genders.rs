@@ -6,7 +6,7 @@ use nl2sql_state::{SchemaContract, SchemaSnapshot};
 use nl2sql_state::ErrorCode;
 
 use super::rules::{check, describe, request_over};
-use super::{col, samples, table};
+use super::{col, samples, snapshot_of, table};
 use crate::OfflinePlanner;
 
 fn members() -> SchemaSnapshot {
@@ -64,21 +64,19 @@ fn both_genders_filter_nothing_and_the_strict_planner_refuses() {
 
 /// People whose name is their key, with a gender column.
 fn people() -> SchemaSnapshot {
-    let mut contract = SchemaContract::new("people", "sqlite");
-    contract.add_table(table(
-        "Person",
-        vec![
-            col("name", "TEXT", true),
-            col("age", "INTEGER", false),
-            col("gender", "TEXT", false),
-            col("job", "TEXT", false),
-        ],
-        vec![],
-    ));
-    SchemaSnapshot {
-        contract,
-        metadata: None,
-    }
+    snapshot_of(
+        "people",
+        vec![table(
+            "Person",
+            vec![
+                col("name", "TEXT", true),
+                col("age", "INTEGER", false),
+                col("gender", "TEXT", false),
+                col("job", "TEXT", false),
+            ],
+            vec![],
+        )],
+    )
 }
 
 #[test]

@@ -2,15 +2,14 @@
 //! treasurer's vote, each a student): the join uses the key whose column the question
 //! names, and a question that names none is refused, naming the keys.
 
-use nl2sql_state::{ErrorCode, SchemaContract, SchemaSnapshot};
+use nl2sql_state::{ErrorCode, SchemaSnapshot};
 
 use super::rules::{check, request_over};
-use super::{col, table};
+use super::{col, snapshot_of, table};
 use crate::OfflinePlanner;
 
 fn votes() -> SchemaSnapshot {
-    let mut contract = SchemaContract::new("votes", "sqlite");
-    contract.add_table(table(
+    let student = table(
         "student",
         vec![
             col("id", "INTEGER", true),
@@ -18,8 +17,8 @@ fn votes() -> SchemaSnapshot {
             col("major", "TEXT", false),
         ],
         vec![],
-    ));
-    contract.add_table(table(
+    );
+    let ballot = table(
         "ballot",
         vec![
             col("ballot_id", "INTEGER", true),
@@ -27,11 +26,8 @@ fn votes() -> SchemaSnapshot {
             col("treasurer_vote", "INTEGER", false),
         ],
         vec![("president_vote", "student"), ("treasurer_vote", "student")],
-    ));
-    SchemaSnapshot {
-        contract,
-        metadata: None,
-    }
+    );
+    snapshot_of("votes", vec![student, ballot])
 }
 
 #[test]
@@ -64,20 +60,18 @@ fn no_named_key_is_refused_naming_the_keys() {
 #[test]
 fn a_longer_column_name_is_not_completed_past_and() {
     // "vice" after "and" belongs to the next column, not to "president vote".
-    let mut contract = SchemaContract::new("elections", "sqlite");
-    contract.add_table(table(
-        "election",
-        vec![
-            col("election_id", "INTEGER", true),
-            col("president_vote", "INTEGER", false),
-            col("vice_president_vote", "INTEGER", false),
-        ],
-        vec![],
-    ));
-    let s = SchemaSnapshot {
-        contract,
-        metadata: None,
-    };
+    let s = snapshot_of(
+        "elections",
+        vec![table(
+            "election",
+            vec![
+                col("election_id", "INTEGER", true),
+                col("president_vote", "INTEGER", false),
+                col("vice_president_vote", "INTEGER", false),
+            ],
+            vec![],
+        )],
+    );
     check(
         &s,
         "Report the distinct president vote and the vice president vote.",

@@ -140,6 +140,18 @@ fn col(name: &str, ty: &str, pk: bool) -> (String, ColumnContract) {
     )
 }
 
+/// A snapshot (no metadata) of `tables` in the SQLite datasource `id`.
+fn snapshot_of(id: &str, tables: Vec<TableContract>) -> SchemaSnapshot {
+    let mut contract = SchemaContract::new(id, "sqlite");
+    for t in tables {
+        contract.add_table(t);
+    }
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
 fn table(name: &str, cols: Vec<(String, ColumnContract)>, fks: Vec<(&str, &str)>) -> TableContract {
     TableContract {
         table: TableRef {

@@ -442,18 +442,24 @@ impl Builder<'_> {
                     .iter()
                     .any(|&x| x == t || index.refers_to(x, t))
         };
+        let outputs = self.a.outputs.iter().filter_map(|o| match o {
+            Output::Column(c) => Some(*c),
+            Output::Measure(_) => None,
+        });
         if let Some(t) = self
             .a
             .filters
             .iter()
-            .map(|f| table_of(f.column))
+            .map(|f| f.column)
+            .chain(outputs)
+            .map(table_of)
             .find(|t| behind_absent(*t))
         {
             return Err(Unlinked {
                 words: Vec::new(),
                 reason: format!(
-                    "the negation asks for rows with no matching {} that meet a condition, \
-                     which this planner cannot express",
+                    "the negation asks for rows with no matching {} and for something of \
+                     those rows, which this planner cannot express",
                     index.tables[t].name
                 ),
             });

@@ -121,6 +121,9 @@ pub(super) fn missing_cues(
             ));
         }
     }
+    // "the dates of the notes", "the open dates and years": a date or year asked for by
+    // its word alone (a grammar word to the linker) must be read from some column.
+    out.extend(dates_asked(tokens, analysis, index, used, covered));
     // "the largest and smallest codes", "the lowest and highest rating": both extremes
     // are asked for, so the plan must compute both (one ranking cannot stand for both).
     out.extend(both_extremes(tokens, analysis, &functions, &inside_mention));
@@ -281,4 +284,54 @@ fn both_extremes(
     } else {
         None
     }
+}
+
+/// A word for dates ("date", "dates") or years ("year", "years") that no mention or date
+/// phrase covers, in a question whose plan reads no column of that kind: the question
+/// asks for something the answer would lack ("what are the dates of the notes" answered
+/// with the notes' text).
+fn dates_asked(
+    tokens: &[Token],
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    used: &Used,
+    covered: &[bool],
+) -> Option<(usize, usize, String)> {
+    let in_date_phrase = |i: usize| {
+        analysis
+            .cues
+            .dates
+            .iter()
+            .any(|d| d.start <= i && i < d.end)
+    };
+    let reads = |fits: &dyn Fn(&str, bool) -> bool| {
+        index.columns.iter().any(|c| {
+            fits(&c.name.to_lowercase(), c.is_temporal())
+                && used.columns.contains(&(
+                    index.tables[c.table].name.to_lowercase(),
+                    c.name.to_lowercase(),
+                ))
+        })
+    };
+    tokens.iter().enumerate().find_map(|(i, t)| {
+        // "in order of founded year": the word qualifies the column named before it.
+        let qualifies = i > 0 && covered.get(i - 1).copied().unwrap_or(false);
+        if covered.get(i).copied().unwrap_or(false) || qualifies || in_date_phrase(i) {
+            return None;
+        }
+        let (what, ok) = if t.is_any(&["date", "dates"]) {
+            (
+                "a date",
+                reads(&|name, temporal| temporal || name.contains("date")),
+            )
+        } else if t.is_any(&["year", "years"]) {
+            (
+                "a year",
+                reads(&|name, temporal| temporal || name.contains("year")),
+            )
+        } else {
+            return None;
+        };
+        (!ok).then(|| (i, i + 1, what.to_owned()))
+    })
 }

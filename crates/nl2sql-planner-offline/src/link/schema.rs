@@ -256,10 +256,18 @@ impl SchemaIndex {
                 })
                 .copied()
         };
+        // `city.City`, `campuses.Campus`: a text column named as its table is its label.
+        let as_table = || {
+            let table_stems = ident_stems(&self.tables[table].name);
+            cols.iter()
+                .find(|c| text(c) && ident_stems(&self.columns[**c].name) == table_stems)
+                .copied()
+        };
         named("name")
             .or_else(|| named("title"))
             .or_else(|| named("label"))
             .or_else(own_name)
+            .or_else(as_table)
             .or_else(|| {
                 cols.iter()
                     .find(|c| text(c) && self.columns[**c].name.to_lowercase().ends_with("name"))

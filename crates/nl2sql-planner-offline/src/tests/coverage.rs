@@ -134,3 +134,33 @@ fn both_asking_for_an_intersection_is_refused_but_both_listing_outputs_is_not() 
         assert!(!unplaced(e).contains(&"both".to_owned()), "{e:?}");
     }
 }
+
+#[test]
+fn a_date_asked_for_by_its_word_must_be_read_from_a_column() {
+    // The gallery keeps no date of a picture: "dates" must not vanish as a grammar word
+    // (the answer would be the pictures' names, without any date).
+    let e = OfflinePlanner::new()
+        .with_min_confidence(0.0)
+        .plan_sync(&super::rules::request_over(
+            &super::literals::gallery(),
+            "What are the dates of the pictures?",
+        ))
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    assert_eq!(unplaced(&e), vec!["dates".to_owned()]);
+    assert!(
+        e.message.contains("'dates' asks for a date"),
+        "{}",
+        e.message
+    );
+    // Where a year column is read, the word is placed.
+    let plan = OfflinePlanner::new()
+        .with_min_confidence(0.0)
+        .plan_sync(&super::rules::request_over(
+            &super::years::shows(),
+            "What are the titles and years of the concerts?",
+        ))
+        .expect("titles and years are columns");
+    let sql = format!("{:?}", plan.select_items);
+    assert!(sql.contains("\"Year\""), "{sql}");
+}

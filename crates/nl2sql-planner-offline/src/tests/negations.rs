@@ -11,7 +11,7 @@ use super::samples;
 fn refused(question: &str) {
     let sql = sql_over(&gallery(), question);
     assert!(
-        sql.starts_with("ERROR") && sql.contains("cannot express"),
+        sql.starts_with("ERROR") && sql.contains("negation") && sql.contains("cannot express"),
         "{question}: {sql}"
     );
 }
@@ -35,5 +35,18 @@ fn a_negated_value_of_the_referenced_row_is_a_not_equal() {
         &c,
         "Which members play a sport that is not Golf?",
         "SELECT m.Name AS member FROM Member AS m INNER JOIN Sport AS s ON m.SportID = s.id WHERE s.Name <> 'Golf' LIMIT 10000",
+    );
+}
+
+#[test]
+fn something_of_the_missing_rows_is_refused() {
+    // The rows without members have no member to show a country of.
+    let sql = sql_over(
+        &super::frequency::club(),
+        "Show the names of sports that have no members, and the countries of the members.",
+    );
+    assert!(
+        sql.starts_with("ERROR") && sql.contains("negation") && sql.contains("cannot express"),
+        "{sql}"
     );
 }

@@ -2,7 +2,7 @@
 //! aggregate, grouping words to what they group by, superlatives to what they rank (a
 //! column, a count, a time), with the measures they create.
 
-use super::super::link::TypeClass;
+use super::super::link::{TypeClass, nearest_before};
 use super::super::text::is_money_word;
 use super::{Agg, Builder, Measure, Mention, ROW_NOUNS, RankKey, Target, is_singular};
 
@@ -581,12 +581,7 @@ impl Builder<'_> {
     /// table or column (not an amount) before `at`, with only its verb or "is" between
     /// ("the type code appears the most often", "the code that is most common").
     fn frequency_subject_before(&self, at: usize) -> Option<usize> {
-        let (k, m) = self
-            .mentions
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.end <= at)
-            .max_by_key(|(_, m)| m.end)?;
+        let (k, m) = nearest_before(self.mentions, at, 3)?;
         let fits = match m.target {
             Target::Table(_) => true,
             Target::Column(c) => !self.index.columns[c].is_measure(),

@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::intent::{Agg, CmpOp, Cues, Day, cues};
-use super::link::{Mention, SchemaIndex, Target, link};
+use super::link::{Mention, SchemaIndex, Target, link, nearest_before};
 
 mod assemble;
 mod bind;
@@ -521,10 +521,7 @@ impl Builder<'_> {
     /// The mention that ends nearest before `at`, at most `window` words before it ("the
     /// orders placed in 2023": `orders` before the date phrase).
     fn mention_before(&self, at: usize, window: usize) -> Option<&Mention> {
-        self.mentions
-            .iter()
-            .filter(|m| m.end <= at && at - m.end <= window)
-            .max_by_key(|m| m.end)
+        nearest_before(self.mentions, at, window).map(|(_, m)| m)
     }
 
     /// The first unconsumed mention starting in `[from, from + window]` that is a table or

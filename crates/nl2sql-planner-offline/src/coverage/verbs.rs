@@ -4,7 +4,7 @@
 //! tables, and the verb is placed when the plan joins them.
 
 use crate::analyze::Analysis;
-use crate::link::SchemaIndex;
+use crate::link::{SchemaIndex, nearest_after, nearest_before};
 use crate::text::{Token, is_relating_verb};
 
 use super::used::Used;
@@ -30,17 +30,13 @@ pub(super) fn related_tables(
         return None;
     }
     let in_plan = |t: usize| used.tables.contains(&index.tables[t].name.to_lowercase());
-    let before = analysis
-        .mentions
-        .iter()
-        .filter(|m| m.end <= i && i - m.end <= REACH)
-        .max_by_key(|m| m.end)
-        .map(|m| m.target.table(index))?;
-    let after = analysis
-        .mentions
-        .iter()
-        .filter(|m| m.start > i && m.start - i <= REACH)
-        .min_by_key(|m| m.start)
-        .map(|m| m.target.table(index))?;
+    let before = nearest_before(&analysis.mentions, i, REACH)?
+        .1
+        .target
+        .table(index);
+    let after = nearest_after(&analysis.mentions, i, REACH)?
+        .1
+        .target
+        .table(index);
     (before != after && in_plan(before) && in_plan(after)).then_some((before, after))
 }

@@ -113,3 +113,31 @@ pub(super) fn pending(start: usize, end: usize, mut cands: Candidates) -> Mentio
         guess: None,
     }
 }
+
+/// The mention nearest before token `at` (ending at most `window` tokens before it), with
+/// its index in `mentions`.
+pub(crate) fn nearest_before(
+    mentions: &[Mention],
+    at: usize,
+    window: usize,
+) -> Option<(usize, &Mention)> {
+    mentions
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.end <= at && at - m.end <= window)
+        .max_by_key(|(_, m)| m.end)
+}
+
+/// The mention nearest after token `at` (starting at most `window` tokens after it),
+/// with its index in `mentions`.
+pub(crate) fn nearest_after(
+    mentions: &[Mention],
+    at: usize,
+    window: usize,
+) -> Option<(usize, &Mention)> {
+    mentions
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.start > at && m.start - at <= window)
+        .min_by_key(|(_, m)| m.start)
+}

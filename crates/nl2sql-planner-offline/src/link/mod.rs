@@ -24,7 +24,7 @@ pub(crate) use countries::names_country;
 use names::names;
 use values::{proper_nouns, values_exact, values_partial};
 
-pub(crate) use mention::{Mention, Target};
+pub(crate) use mention::{Mention, Target, nearest_after, nearest_before};
 pub(crate) use schema::{ForeignKey, SchemaIndex, TypeClass};
 
 /// Links question tokens to the schema. `used[i]` marks tokens consumed by intent cues;

@@ -241,9 +241,27 @@ impl Builder<'_> {
         explicit_groups: bool,
     ) -> Result<Ranking, Unlinked> {
         let mut ranking = Ranking::default();
+        // The ranking's own words, for the refusal: the last superlative, else the top-N.
+        let phrase = self
+            .cues
+            .supers
+            .last()
+            .map(|s| (s.start, s.end))
+            .or_else(|| {
+                self.cues
+                    .top
+                    .map(|(_, _, end)| (end.saturating_sub(2), end))
+            })
+            .map(|(a, b)| {
+                let words: Vec<&str> = self.tokens[a..b].iter().map(|t| t.raw.as_str()).collect();
+                format!(" '{}'", words.join(" "))
+            })
+            .unwrap_or_default();
         let nothing = |what: &str| Unlinked {
             words: Vec::new(),
-            reason: format!("the ranking names no {what} to rank by"),
+            reason: format!(
+                "the ranking{phrase} names no {what} to rank by; name the column to rank by"
+            ),
         };
         match key {
             RankKey::Column(c) => {

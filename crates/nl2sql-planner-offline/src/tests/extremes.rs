@@ -114,7 +114,7 @@ fn a_ranking_with_nothing_to_rank_by_is_refused() {
     // No date, no measure: "the most recent" picture would be whichever row comes first.
     let sql = super::rules::sql_over(&gallery(), "Which picture was hung most recently?");
     assert!(
-        sql.starts_with("ERROR") && sql.contains("names no date"),
+        sql.starts_with("ERROR") && sql.contains("the ranking 'most recently' names no date"),
         "{sql}"
     );
 }

@@ -361,8 +361,7 @@ fn element_of(m: &Mention, index: &SchemaIndex, used: &Used) -> (String, bool) {
             let table = &index.tables[col.table].name;
             (
                 format!("column {table}.{}", col.name),
-                used.columns
-                    .contains(&(table.to_lowercase(), col.name.to_lowercase())),
+                used.reads_column(index, *c),
             )
         }
         Target::Value {
@@ -377,9 +376,7 @@ fn element_of(m: &Mention, index: &SchemaIndex, used: &Used) -> (String, bool) {
             if values.is_empty() {
                 shown.push(format!("containing '{word}'"));
             }
-            let on_column = used
-                .columns
-                .contains(&(table.to_lowercase(), col.name.to_lowercase()));
+            let on_column = used.reads_column(index, *column);
             let literal = values.iter().any(|v| match v {
                 serde_json::Value::String(s) => used.has_text(s),
                 serde_json::Value::Number(n) => n.as_f64().is_some_and(|x| used.has_number(x)),

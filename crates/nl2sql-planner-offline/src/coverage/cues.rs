@@ -220,10 +220,7 @@ pub(super) fn missing_cues(
         });
         if let Some(s) = sibling
             && s != c
-            && !used.columns.contains(&(
-                index.tables[col.table].name.to_lowercase(),
-                index.columns[s].name.to_lowercase(),
-            ))
+            && !used.reads_column(index, s)
         {
             out.push((
                 m.start - 2,
@@ -305,12 +302,8 @@ fn dates_asked(
             .any(|d| d.start <= i && i < d.end)
     };
     let reads = |fits: &dyn Fn(&str, bool) -> bool| {
-        index.columns.iter().any(|c| {
-            fits(&c.name.to_lowercase(), c.is_temporal())
-                && used.columns.contains(&(
-                    index.tables[c.table].name.to_lowercase(),
-                    c.name.to_lowercase(),
-                ))
+        index.columns.iter().enumerate().any(|(k, c)| {
+            fits(&c.name.to_lowercase(), c.is_temporal()) && used.reads_column(index, k)
         })
     };
     tokens.iter().enumerate().find_map(|(i, t)| {

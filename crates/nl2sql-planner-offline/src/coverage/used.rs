@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use nl2sql_plan::{Expr, ExprKind, LiteralValue, PlanModel};
 
+use crate::link::SchemaIndex;
 use crate::text::Token;
 
 /// What the plan uses: tables, `table.column` references and literals (lower case).
@@ -66,6 +67,16 @@ impl Used {
             used.numbers.push(limit as f64);
         }
         used
+    }
+
+    /// Whether the plan reads column `c` of `index` (anywhere: output, filter, grouping,
+    /// ordering).
+    pub(super) fn reads_column(&self, index: &SchemaIndex, c: usize) -> bool {
+        let col = &index.columns[c];
+        self.columns.contains(&(
+            index.tables[col.table].name.to_lowercase(),
+            col.name.to_lowercase(),
+        ))
     }
 
     pub(super) fn has_number(&self, x: f64) -> bool {

@@ -75,10 +75,20 @@ pub(crate) fn cover(
     let mut unplaced: Vec<(usize, String)> = Vec::new();
     let mut suggestions = Vec::new();
     let mut covered = vec![false; tokens.len()];
-    for m in &analysis.mentions {
+    for (k, m) in analysis.mentions.iter().enumerate() {
         covered[m.start..m.end].iter_mut().for_each(|c| *c = true);
         let text = span_text(tokens, m.start, m.end);
-        let (element, placed) = element_of(m, index, &used);
+        let (element, placed) = if analysis.absent_with.contains(&k) {
+            (
+                format!(
+                    "{}, whose rows must be missing",
+                    element_of(m, index, &used).0
+                ),
+                true,
+            )
+        } else {
+            element_of(m, index, &used)
+        };
         // "across all our plants", "in every factory": a table named only to say "all of
         // them" restricts nothing.
         let quantified = matches!(m.target, Target::Table(_))

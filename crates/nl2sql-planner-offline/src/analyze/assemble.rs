@@ -612,6 +612,7 @@ impl Builder<'_> {
                     && self.a.outputs.len() == 1
                     && row_rank.is_none()
                     && self.a.filters.is_empty()
+                    && self.a.absent.is_empty()
                     && self.cues.order_key.is_none()
                     && self.cues.order_desc.is_none());
             if let Some((c, desc, n)) = row_rank {

@@ -726,6 +726,37 @@ impl Builder<'_> {
                 }
                 Target::Column(c) => RankKey::Column(c),
                 Target::Table(t) if s.time => RankKey::Latest(t),
+                // "the most songs" counts them and "the most stock" sums it; "the
+                // shortest song" ranks songs by a length the question does not name
+                // ("the longest stoppage in minutes" names it).
+                Target::Table(t)
+                    if !self.tokens[s.start..s.end].iter().any(|w| {
+                        // Or a price's own words: "the cheapest product" ranks by price.
+                        w.is_any(&[
+                            "most",
+                            "least",
+                            "fewest",
+                            "more",
+                            "fewer",
+                            "cheapest",
+                            "expensive",
+                        ])
+                    }) && !self.index.quantity_column(t).is_some_and(|q| {
+                        self.mentions
+                            .iter()
+                            .any(|m| matches!(m.target, Target::Column(c) if c == q))
+                    }) =>
+                {
+                    let words: Vec<&str> = self.tokens[s.start..s.end]
+                        .iter()
+                        .map(|t| t.raw.as_str())
+                        .collect();
+                    self.unsupported.push(format!(
+                        "the ranking '{}' names no column to rank by; name the column to rank by",
+                        words.join(" ")
+                    ));
+                    continue;
+                }
                 // "the most stock": a singular (mass) noun is an amount, not a count.
                 Target::Table(t)
                     if is_singular(&self.tokens[self.mentions[k].end - 1].lower)

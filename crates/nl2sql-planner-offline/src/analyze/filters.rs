@@ -128,15 +128,17 @@ impl Builder<'_> {
         }
     }
 
-    /// Negations followed (within three words) by a table, or by a past participle that
-    /// names a number column of a table: rows of that table must be absent.
+    /// Negations followed by a table, or by a past participle that names a number column
+    /// of a table, with only grammar words and one verb between ("never had maintenance",
+    /// "not involved in any incident", "have not been rated"): rows of that table must be
+    /// absent.
     pub(super) fn absent_tables(&mut self) {
         for (p, &n) in self.cues.negations.iter().enumerate() {
             if self.negations_used[p] {
                 continue;
             }
             let found = self.mentions.iter().enumerate().find_map(|(k, m)| {
-                if self.consumed[k] || m.start <= n || m.start - n > 3 {
+                if self.consumed[k] || m.start <= n || !self.negation_reaches(n, m.start) {
                     return None;
                 }
                 match m.target {
@@ -150,36 +152,127 @@ impl Builder<'_> {
                     _ => None,
                 }
             });
-            let Some((k, t)) = found else { continue };
-            // The rows that lack matches must be of another table that `t` refers to.
-            let subject = self
-                .mentions
-                .iter()
-                .enumerate()
-                .find_map(|(j, m)| match m.target {
-                    Target::Table(s) if j != k && s != t && self.index.refers_to(t, s) => Some(s),
+            let Some((k, named)) = found else { continue };
+            // The rows that lack matches are of a table named before the negation: one the
+            // named table refers to ("machines that never had maintenance"), or one a link
+            // table between the two refers to ("stations without any trains": no row of
+            // the link table).
+            // The subject is a table, its key or label, or a column said with its table
+            // ("the locations of schools"): missing rows say nothing about another
+            // column's values ("hometowns not associated
+            // with any gymnast" asks for hometowns no gymnast has).
+            let absent = self.mentions.iter().enumerate().find_map(|(j, m)| {
+                if j == k || m.start >= n {
+                    return None;
+                }
+                let s = match m.target {
+                    Target::Table(s) => s,
                     Target::Column(c)
-                        if j != k
-                            && self.index.columns[c].table != t
-                            && self.index.refers_to(t, self.index.columns[c].table) =>
+                        if self.index.columns[c].is_pk
+                            || self.index.label_column(self.index.columns[c].table) == Some(c)
+                            || self.tokens[m.start..m.end].iter().any(|w| {
+                                self.index.tables[self.index.columns[c].table]
+                                    .stems
+                                    .contains(&w.stem)
+                            }) =>
                     {
-                        Some(self.index.columns[c].table)
+                        self.index.columns[c].table
                     }
-                    _ => None,
-                });
-            if subject.is_none()
-                || self.index.tables[t]
-                    .columns
-                    .iter()
-                    .all(|c| !self.index.columns[*c].is_pk)
-            {
-                continue;
-            }
+                    _ => return None,
+                };
+                if s == named {
+                    None
+                } else if self.index.refers_to(named, s) {
+                    Some(named)
+                } else if !self.index.refers_to(s, named) {
+                    self.link_table(s, named)
+                } else {
+                    None
+                }
+            });
+            let Some(t) = absent else { continue };
             self.consumed[k] = true;
+            if t != named {
+                self.a.absent_with.push(k);
+            }
             self.negations_used[p] = true;
             if !self.a.absent.contains(&t) {
                 self.a.absent.push(t);
             }
+            // "not enrolled in any course": what the missing rows would have led to is
+            // missing with them.
+            let mut end = self.mentions[k].end;
+            for j in k + 1..self.mentions.len() {
+                let m = &self.mentions[j];
+                let gap = self.tokens[end..m.start.max(end)].iter().all(|w| {
+                    w.is_any(&[
+                        "any", "a", "an", "the", "in", "on", "at", "to", "for", "with", "of", "by",
+                        "from",
+                    ])
+                });
+                match m.target {
+                    Target::Table(o)
+                        if m.start >= end
+                            && m.start - end <= 2
+                            && gap
+                            && o != t
+                            && self.index.refers_to(t, o) =>
+                    {
+                        self.consumed[j] = true;
+                        self.a.absent_with.push(j);
+                        end = m.end;
+                    }
+                    _ => break,
+                }
+            }
+        }
+    }
+
+    /// The one table whose foreign keys refer to both `a` and `b` directly, if exactly one
+    /// does: the link table of a many-to-many relation.
+    fn link_table(&self, a: usize, b: usize) -> Option<usize> {
+        let refers = |l: usize, x: usize| {
+            self.index
+                .foreign_keys
+                .iter()
+                .any(|f| f.from == l && f.to == x)
+        };
+        let mut links = (0..self.index.tables.len())
+            .filter(|&l| l != a && l != b && refers(l, a) && refers(l, b));
+        match (links.next(), links.next()) {
+            (Some(l), None) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// Whether the negation at `n` reaches a mention starting at `start`: within three
+    /// words, or across grammar words ("any", "been", "in") and at most one verb ("not
+    /// involved in any behavior incident"), never across a clause ("and", "or", "who", a
+    /// comma) nor past six words.
+    fn negation_reaches(&self, n: usize, start: usize) -> bool {
+        if start <= n || start - n > 6 {
+            return false;
+        }
+        if self.tokens[n + 1..start].iter().any(|t| {
+            t.is_any(&[
+                "and", "or", "but", "who", "which", "that", "whose", "whom", "than", ",", ";",
+            ])
+        }) {
+            return false;
+        }
+        if start - n <= 3 {
+            return true;
+        }
+        // The one word besides grammar is a verb the linker left alone.
+        let words: Vec<usize> = (n + 1..start)
+            .filter(|&i| {
+                !is_function_word(&self.tokens[i].lower) && !self.tokens[i].is_any(&["yet", "ever"])
+            })
+            .collect();
+        match words.as_slice() {
+            [] => true,
+            [i] => !self.mentions.iter().any(|m| m.start <= *i && *i < m.end),
+            _ => false,
         }
     }
 

@@ -149,6 +149,10 @@ pub(crate) struct Analysis {
     /// Tables whose matching rows must be absent ("machines that never had maintenance"):
     /// left-joined, with their key `IS NULL`.
     pub(crate) absent: Vec<usize>,
+    /// Mentions (indexes into `mentions`) of tables missing with the absent rows: the
+    /// table a link table leads to ("stations without any trains") and what the absent
+    /// rows would have led to ("not enrolled in any course").
+    pub(crate) absent_with: Vec<usize>,
     /// Tables joined only so that the listed rows have rows there ("categories produced
     /// in a run").
     pub(crate) joined: Vec<usize>,

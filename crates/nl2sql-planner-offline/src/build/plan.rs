@@ -234,7 +234,9 @@ fn required_tables(a: &Analysis, index: &SchemaIndex) -> BTreeSet<usize> {
     required.extend(a.measures.iter().map(|m| m.table));
     required.extend(a.filters.iter().map(|f| index.columns[f.column].table));
     required.extend(a.group_by.iter().map(|c| index.columns[*c].table));
-    required.extend(a.joined.iter().copied());
+    // A table whose rows must be missing is never also one whose rows must be there (a
+    // verb of the negated phrase names it too: "has no students minored in").
+    required.extend(a.joined.iter().copied().filter(|t| !a.absent.contains(t)));
     required
 }
 
@@ -380,15 +382,30 @@ impl<'a> Exprs<'a> {
             .collect()
     }
 
-    /// The filters, and for each table whose absent rows are asked for, its key `IS NULL`.
+    /// The filters, and for each table whose absent rows are asked for, its key `IS NULL`
+    /// (a table without a key, e.g. a link table: the column it is joined by, never `NULL`
+    /// on a matched row).
     fn where_clause(&self) -> Option<Expr> {
         let absent = self.a.absent.iter().filter_map(|t| {
             let pk = self.index.tables[*t]
                 .columns
                 .iter()
                 .copied()
-                .find(|c| self.index.columns[*c].is_pk)?;
-            Some(Expr::binary(Op::Is, self.col(pk), Expr::null()))
+                .find(|c| self.index.columns[*c].is_pk);
+            let key = match pk {
+                Some(pk) => self.col(pk),
+                None => {
+                    let step = self.layout.steps.iter().find(|s| s.table == *t)?;
+                    let fk = &self.index.foreign_keys[step.fk];
+                    let columns = if fk.from == *t {
+                        &fk.from_columns
+                    } else {
+                        &fk.to_columns
+                    };
+                    Expr::column(Some(&self.layout.alias_of(*t)), columns.first()?)
+                }
+            };
+            Some(Expr::binary(Op::Is, key, Expr::null()))
         });
         // Each group of alternatives is one `OR`, where its first filter stands.
         let filters = self.a.filters.iter().enumerate().filter_map(|(k, f)| {

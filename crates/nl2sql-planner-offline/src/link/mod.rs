@@ -59,7 +59,60 @@ pub(crate) fn link(
     mentions.sort_by_key(|m| m.start);
     resolve_ties(&mut mentions, tokens, index, prefer);
     let mentions = complete_names(mentions, tokens, index);
-    merge_qualified(mentions, tokens, index)
+    let mut mentions = merge_qualified(mentions, tokens, index);
+    names_of_tables(&mut mentions, tokens, index);
+    mentions
+}
+
+/// "the names of all movies" where movies have a title, not a name: the name the
+/// question asks for is the named table's label, not another table's `name` column.
+fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], index: &SchemaIndex) {
+    for k in 0..mentions.len() {
+        let m = &mentions[k];
+        let Target::Column(c) = m.target else {
+            continue;
+        };
+        if m.end != m.start + 1 || !tokens[m.start].is_any(&["name", "names"]) {
+            continue;
+        }
+        let mut at = m.end;
+        if !tokens.get(at).is_some_and(|t| t.is("of")) {
+            continue;
+        }
+        at += 1;
+        while tokens
+            .get(at)
+            .is_some_and(|t| t.is_any(&["the", "all", "each", "every", "its", "their", "a", "an"]))
+        {
+            at += 1;
+        }
+        // The table, or a column qualified by its table's word ("movies directed").
+        let Some(t) = mentions
+            .get(k + 1)
+            .filter(|n| n.start == at)
+            .and_then(|n| match n.target {
+                Target::Table(t) => Some(t),
+                Target::Column(o) => {
+                    let t = index.columns[o].table;
+                    index.tables[t]
+                        .stems
+                        .contains(&tokens[at].stem)
+                        .then_some(t)
+                }
+                _ => None,
+            })
+        else {
+            continue;
+        };
+        if index.columns[c].table == t {
+            continue;
+        }
+        if let Some(label) = index.label_column(t)
+            && index.columns[label].class == TypeClass::Text
+        {
+            mentions[k].target = Target::Column(label);
+        }
+    }
 }
 
 /// "the quantity of incoming material rejected": a column name (`quantity`) whose words

@@ -5,6 +5,7 @@
 //! manufacturing fixture database.
 
 mod abbreviations;
+mod absent;
 mod alternatives;
 mod analyst;
 mod cache;

@@ -265,7 +265,7 @@ pub(crate) fn stem(word: &str) -> String {
         return w;
     }
     let mut s = if let Some(b) = w.strip_suffix("ies") {
-        format!("{b}y")
+        ie_singular(b)
     } else if let Some(b) = w.strip_suffix("sses") {
         format!("{b}ss")
     } else if w.ends_with("ses") || w.ends_with("xes") || w.ends_with("ches") || w.ends_with("shes")
@@ -307,6 +307,21 @@ pub(crate) fn stem(word: &str) -> String {
         s.pop();
     }
     s
+}
+
+/// The singular of a plural in `-ies` whose stem is `b`: `-y` (`categories`), or `-ie`
+/// for the nouns that end so (`movies`, `cookies`, `calories`).
+fn ie_singular(b: &str) -> String {
+    const IE_NOUNS: &[&str] = &[
+        "movie", "cookie", "calorie", "rookie", "goalie", "prairie", "zombie", "selfie", "brownie",
+        "hoodie", "sortie", "freebie", "pixie", "genie", "lie", "tie", "pie", "die",
+    ];
+    let ie = format!("{b}ie");
+    if IE_NOUNS.iter().any(|n| n.eq_ignore_ascii_case(&ie)) {
+        ie
+    } else {
+        format!("{b}y")
+    }
 }
 
 fn undouble(b: &str) -> String {
@@ -414,7 +429,7 @@ pub(crate) fn singular(word: &str) -> String {
     {
         (*one).to_owned()
     } else if let Some(b) = word.strip_suffix("ies") {
-        format!("{b}y")
+        ie_singular(b)
     } else if word.ends_with("sses")
         || word.ends_with("xes")
         || word.ends_with("ches")

@@ -1,0 +1,128 @@
+//! Rows without related rows ("readers who never had a loan"): the negation reaches its
+//! table across grammar words and one verb, a link table stands for the table it leads
+//! to, what the missing rows would have led to goes with them, and a column's values
+//! are never read as missing rows. Over a small library schema named unlike every
+//! fixture.
+
+use nl2sql_state::SchemaSnapshot;
+
+use super::rules::{check, sql_over};
+use super::{col, snapshot_of, table};
+
+fn library() -> SchemaSnapshot {
+    snapshot_of(
+        "library",
+        vec![
+            table(
+                "Reader",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("Name", "TEXT", false),
+                    col("Hometown", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "Movie",
+                vec![col("id", "INTEGER", true), col("Title", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "Book",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("Title", "TEXT", false),
+                    col("Pages", "INTEGER", false),
+                ],
+                vec![],
+            ),
+            // A link table: no key of its own.
+            table(
+                "Loan",
+                vec![
+                    col("ReaderID", "INTEGER", false),
+                    col("BookID", "INTEGER", false),
+                ],
+                vec![("ReaderID", "Reader"), ("BookID", "Book")],
+            ),
+            table(
+                "Screening",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("MovieID", "INTEGER", false),
+                    col("ReaderID", "INTEGER", false),
+                ],
+                vec![("MovieID", "Movie"), ("ReaderID", "Reader")],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn a_negation_reaches_its_table_across_grammar_words_and_one_verb() {
+    check(
+        &library(),
+        "What are the titles of movies that have not been shown in any screening?",
+        "SELECT m.Title AS movie FROM Movie AS m LEFT JOIN Screening AS s ON m.id = s.MovieID WHERE s.id IS NULL LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_link_table_stands_for_the_table_it_leads_to() {
+    // No `Loan` row: the reader never borrowed a book. `Loan` has no key, so its join
+    // column tells the missing rows.
+    check(
+        &library(),
+        "Which readers never borrowed any book?",
+        "SELECT r.Name AS reader FROM Reader AS r LEFT JOIN Loan AS l ON r.id = l.ReaderID WHERE l.ReaderID IS NULL LIMIT 10000",
+    );
+}
+
+#[test]
+fn what_the_missing_rows_led_to_goes_with_them() {
+    check(
+        &library(),
+        "Show the names of readers with no loans of any book.",
+        "SELECT r.Name AS reader FROM Reader AS r LEFT JOIN Loan AS l ON r.id = l.ReaderID WHERE l.ReaderID IS NULL LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_column_s_values_are_not_missing_rows() {
+    // "Hometowns no reader has" is a difference of values, not rows without loans.
+    let sql = sql_over(&library(), "Which hometowns have no loans?");
+    assert!(
+        sql.starts_with("ERROR") && sql.contains("negation 'no'"),
+        "{sql}"
+    );
+}
+
+#[test]
+fn a_plural_in_ies_meets_its_singular_in_ie() {
+    check(
+        &library(),
+        "List the titles of all movies.",
+        "SELECT m.Title AS movie FROM Movie AS m LIMIT 10000",
+    );
+}
+
+#[test]
+fn the_names_of_a_table_without_a_name_are_its_label() {
+    // Movies have titles; "names" is not the readers' `Name`.
+    check(
+        &library(),
+        "What are the names of all movies?",
+        "SELECT m.Title AS movie FROM Movie AS m LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_superlative_adjective_of_a_table_is_not_a_count() {
+    // "The shortest book" ranks books by a length the question does not name; it is
+    // not the book with the fewest rows of something.
+    let sql = sql_over(&library(), "Which reader borrowed the shortest book?");
+    assert!(
+        sql.starts_with("ERROR") && sql.contains("'shortest' names no column to rank by"),
+        "{sql}"
+    );
+}

@@ -153,14 +153,13 @@ impl Builder<'_> {
                 }
             });
             let Some((k, named)) = found else { continue };
-            // The rows that lack matches are of a table named before the negation: one the
-            // named table refers to ("machines that never had maintenance"), or one a link
-            // table between the two refers to ("stations without any trains": no row of
-            // the link table).
-            // The subject is a table, its key or label, or a column said with its table
-            // ("the locations of schools"): missing rows say nothing about another
-            // column's values ("hometowns not associated
-            // with any gymnast" asks for hometowns no gymnast has).
+            // The rows that lack matches are of a table named before the negation (as a
+            // table, its key or label, or a column said with its table: "the locations of
+            // schools"), one the named table refers to ("machines that never had
+            // maintenance") or one a link table between the two refers to ("stations
+            // without any trains": no row of the link table). Missing rows say nothing
+            // about another column's values ("hometowns not associated with any gymnast"
+            // asks for hometowns no gymnast has).
             let absent = self.mentions.iter().enumerate().find_map(|(j, m)| {
                 if j == k || m.start >= n {
                     return None;
@@ -199,31 +198,36 @@ impl Builder<'_> {
             if !self.a.absent.contains(&t) {
                 self.a.absent.push(t);
             }
-            // "not enrolled in any course": what the missing rows would have led to is
-            // missing with them.
-            let mut end = self.mentions[k].end;
-            for j in k + 1..self.mentions.len() {
-                let m = &self.mentions[j];
-                let gap = self.tokens[end..m.start.max(end)].iter().all(|w| {
-                    w.is_any(&[
-                        "any", "a", "an", "the", "in", "on", "at", "to", "for", "with", "of", "by",
-                        "from",
-                    ])
-                });
-                match m.target {
-                    Target::Table(o)
-                        if m.start >= end
-                            && m.start - end <= 2
-                            && gap
-                            && o != t
-                            && self.index.refers_to(t, o) =>
-                    {
-                        self.consumed[j] = true;
-                        self.a.absent_with.push(j);
-                        end = m.end;
-                    }
-                    _ => break,
+            self.missing_with(k, t);
+        }
+    }
+
+    /// "not enrolled in any course": the tables right after the negated mention `k` that
+    /// the absent table `t` refers to are missing with its rows; their mentions are
+    /// consumed and recorded in `Analysis::absent_with`.
+    fn missing_with(&mut self, k: usize, t: usize) {
+        let mut end = self.mentions[k].end;
+        for j in k + 1..self.mentions.len() {
+            let m = &self.mentions[j];
+            let gap = self.tokens[end..m.start.max(end)].iter().all(|w| {
+                w.is_any(&[
+                    "any", "a", "an", "the", "in", "on", "at", "to", "for", "with", "of", "by",
+                    "from",
+                ])
+            });
+            match m.target {
+                Target::Table(o)
+                    if m.start >= end
+                        && m.start - end <= 2
+                        && gap
+                        && o != t
+                        && self.index.refers_to(t, o) =>
+                {
+                    self.consumed[j] = true;
+                    self.a.absent_with.push(j);
+                    end = m.end;
                 }
+                _ => break,
             }
         }
     }

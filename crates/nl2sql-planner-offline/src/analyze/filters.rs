@@ -184,7 +184,7 @@ impl Builder<'_> {
                 } else if self.index.refers_to(named, s) {
                     Some(named)
                 } else if !self.index.refers_to(s, named) {
-                    self.link_table(s, named)
+                    self.index.link_table(s, named)
                 } else {
                     None
                 }
@@ -229,23 +229,6 @@ impl Builder<'_> {
                 }
                 _ => break,
             }
-        }
-    }
-
-    /// The one table whose foreign keys refer to both `a` and `b` directly, if exactly one
-    /// does: the link table of a many-to-many relation.
-    fn link_table(&self, a: usize, b: usize) -> Option<usize> {
-        let refers = |l: usize, x: usize| {
-            self.index
-                .foreign_keys
-                .iter()
-                .any(|f| f.from == l && f.to == x)
-        };
-        let mut links = (0..self.index.tables.len())
-            .filter(|&l| l != a && l != b && refers(l, a) && refers(l, b));
-        match (links.next(), links.next()) {
-            (Some(l), None) => Some(l),
-            _ => None,
         }
     }
 

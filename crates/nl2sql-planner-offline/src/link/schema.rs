@@ -309,13 +309,30 @@ impl SchemaIndex {
     /// True when `from` refers to `to` by a foreign key, directly or through one table in
     /// between (`defects` → `production_runs` → `products`).
     pub(crate) fn refers_to(&self, from: usize, to: usize) -> bool {
-        let direct =
-            |a: usize, b: usize| self.foreign_keys.iter().any(|f| f.from == a && f.to == b);
-        direct(from, to)
+        self.refers_directly(from, to)
             || self
                 .foreign_keys
                 .iter()
-                .any(|f| f.from == from && f.to != from && direct(f.to, to))
+                .any(|f| f.from == from && f.to != from && self.refers_directly(f.to, to))
+    }
+
+    /// True when a foreign key of `from` refers to `to`.
+    pub(crate) fn refers_directly(&self, from: usize, to: usize) -> bool {
+        self.foreign_keys
+            .iter()
+            .any(|f| f.from == from && f.to == to)
+    }
+
+    /// The one table whose foreign keys refer to both `a` and `b` directly, if exactly one
+    /// does: the link table of a many-to-many relation.
+    pub(crate) fn link_table(&self, a: usize, b: usize) -> Option<usize> {
+        let mut links = (0..self.tables.len()).filter(|&l| {
+            l != a && l != b && self.refers_directly(l, a) && self.refers_directly(l, b)
+        });
+        match (links.next(), links.next()) {
+            (Some(l), None) => Some(l),
+            _ => None,
+        }
     }
 
     /// The first date or timestamp column of `table`, by column order.

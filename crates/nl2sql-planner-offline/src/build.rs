@@ -221,7 +221,7 @@ pub(crate) fn semantic_parts(
         .filters
         .iter()
         .enumerate()
-        .filter(|(k, _)| a.alternatives_of(*k).is_none())
+        .filter(|(k, _)| a.or_group(*k).is_none())
         .map(|(_, f)| {
             let attribute = identifier(&column_name(index, f.column));
             let (operator, value) = match &f.test {

@@ -17,7 +17,7 @@
 
 use nl2sql_plan::{Interpretation, InterpretedSpan, PlanModel};
 
-use super::analyze::Analysis;
+use super::analyze::{Analysis, both_positions};
 use super::confidence::{MODEL, signals};
 use super::link::{Mention, SchemaIndex, Target};
 use super::text::{Token, TokenKind, is_function_word, is_stop_word, number_word};
@@ -78,7 +78,14 @@ pub(crate) fn cover(
     for (k, m) in analysis.mentions.iter().enumerate() {
         covered[m.start..m.end].iter_mut().for_each(|c| *c = true);
         let text = span_text(tokens, m.start, m.end);
-        let (element, placed) = if analysis.absent_with.contains(&k) {
+        let (element, placed) = if analysis.rows_named.contains(&k) {
+            let table = m.target.table(index);
+            (
+                format!("the rows of table {}", index.tables[table].name),
+                used.tables
+                    .contains(&index.tables[table].name.to_lowercase()),
+            )
+        } else if analysis.absent_with.contains(&k) {
             (
                 format!(
                     "{}, whose rows must be missing",
@@ -248,7 +255,20 @@ pub(crate) fn cover(
         ));
         unplaced.push((start, text));
     }
-    for i in intersections(tokens) {
+    for b in &analysis.both {
+        spans.push((
+            b.at,
+            InterpretedSpan {
+                text: tokens[b.at].raw.clone(),
+                element: "each condition after it, on some row of every answer (an \
+                          intersection)"
+                    .to_owned(),
+            },
+        ));
+    }
+    // A plan is one set of rows with one condition per row: an intersection it could not
+    // read (on Spider train, such answers were wrong 53 times in 66) is refused.
+    for i in both_positions(tokens).filter(|i| !analysis.both.iter().any(|b| b.at == *i)) {
         spans.retain(|(k, _)| *k != i);
         suggestions.push(format!(
             "'{} … and …' asks for what has each of two things at once (an intersection of \
@@ -298,34 +318,6 @@ pub(crate) fn cover(
         unplaced,
         suggestions,
     }
-}
-
-/// The positions of "both" that ask for an intersection ("customers with loans of both
-/// types", "colleges that have both authors above 90 and authors below 80"), not for two
-/// outputs ("return both the city and the count"). A plan is one set of rows with one
-/// condition per row, so it cannot say "has rows of each"; on Spider train, answers to
-/// such questions were wrong 53 times in 66.
-fn intersections(tokens: &[Token]) -> Vec<usize> {
-    const LISTING: &[&str] = &[
-        "return",
-        "show",
-        "list",
-        "give",
-        "display",
-        "print",
-        "returning",
-        "showing",
-        "listing",
-        "giving",
-        "include",
-        "including",
-    ];
-    tokens
-        .iter()
-        .enumerate()
-        .filter(|(i, t)| t.is("both") && !(*i > 0 && tokens[i - 1].is_any(LISTING)))
-        .map(|(i, _)| i)
-        .collect()
 }
 
 impl Coverage {

@@ -61,20 +61,31 @@ impl Builder<'_> {
     /// Whether the words `from..to` only lead to a condition on `column`: at most
     /// [`MAX_GAP`], each a grammar word or part of a mention of that column or its table.
     fn gap_of(&self, from: usize, to: usize, column: usize) -> bool {
-        to - from <= MAX_GAP
-            && (from..to).all(|i| {
-                let t = &self.tokens[i];
-                (is_function_word(&t.lower) && !t.is_any(&["and", "or"]))
-                    || self.mentions.iter().any(|m| {
-                        m.start <= i
-                            && i < m.end
-                            && match m.target {
-                                Target::Column(c) => c == column,
-                                Target::Table(t) => t == self.index.columns[column].table,
-                                Target::Value { .. } => false,
+        to - from <= MAX_GAP && self.leads_to(from, to, column, false)
+    }
+
+    /// Whether the words `from..to` only lead to a condition on `column`: each a grammar
+    /// word (not "and" or "or") or part of a mention of that column or its table; with
+    /// `rows`, also a word for the table's rows: another of its columns ("authors with a
+    /// score above 90") or a row noun ("records of an attendance below 100").
+    pub(super) fn leads_to(&self, from: usize, to: usize, column: usize, rows: bool) -> bool {
+        let table = self.index.columns[column].table;
+        (from..to).all(|i| {
+            let t = &self.tokens[i];
+            (is_function_word(&t.lower) && !t.is_any(&["and", "or"]))
+                || (rows && t.is_any(ROW_NOUNS))
+                || self.mentions.iter().any(|m| {
+                    m.start <= i
+                        && i < m.end
+                        && match m.target {
+                            Target::Column(c) => {
+                                c == column || (rows && self.index.columns[c].table == table)
                             }
-                    })
-            })
+                            Target::Table(t) => t == table,
+                            Target::Value { .. } => false,
+                        }
+                })
+        })
     }
 
     /// Puts filters `l` and `r` in one group of alternatives (joining the groups they are

@@ -569,13 +569,15 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// "less than 100 or more than 900": the column of the comparison that ends right
-    /// before the "or" at `at - 1`, which a comparison naming no column of its own
-    /// compares too.
+    /// "less than 100 or more than 900", "below 100 and above 500": the column of the
+    /// comparison that ends right before the "or" (or "and") at `at - 1`, which a
+    /// comparison naming no column of its own compares too.
     fn alternative_of(&self, at: usize) -> Option<usize> {
-        let or = at.checked_sub(1).filter(|i| self.tokens[*i].is("or"))?;
+        let joint = at
+            .checked_sub(1)
+            .filter(|i| self.tokens[*i].is_any(&["or", "and"]))?;
         self.a.filters.iter().rev().find_map(|f| {
-            (matches!(f.test, Test::Cmp(..)) && f.span.is_some_and(|(_, e)| e == or))
+            (matches!(f.test, Test::Cmp(..)) && f.span.is_some_and(|(_, e)| e == joint))
                 .then_some(f.column)
         })
     }

@@ -14,6 +14,8 @@ mod assemble;
 mod bind;
 mod disjunctions;
 mod filters;
+mod intersections;
+pub(crate) use intersections::both_positions;
 mod years;
 use super::text::{Token, TokenKind, is_function_word, is_stop_word, tokenize};
 
@@ -110,6 +112,18 @@ pub(crate) struct Filter {
     pub(crate) span: Option<(usize, usize)>,
 }
 
+/// "both … and …": conditions (indexes into [`Analysis::filters`], two or more) each of
+/// which holds on some row of every answer. The rows pass when any holds (`OR`); the
+/// answers are the groups of the outputs in which every one held (`HAVING`), which is the
+/// intersection of the sets of answers of each condition alone.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Both {
+    /// The position of "both".
+    pub(crate) at: usize,
+    /// The conditions, in question order.
+    pub(crate) filters: Vec<usize>,
+}
+
 /// A condition on a measure (HAVING).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Having {
@@ -144,6 +158,9 @@ pub(crate) struct Analysis {
     /// alternatives: the coverage check refuses such a question rather than answer it as
     /// if "or" were "and".
     pub(crate) unread_or: Vec<usize>,
+    /// Intersections ("customers who used both service A and service B"): conditions
+    /// each of which must hold on some row of every answer, not all on one row.
+    pub(crate) both: Vec<Both>,
     /// Group filters.
     pub(crate) having: Vec<Having>,
     /// Tables whose matching rows must be absent ("machines that never had maintenance"):
@@ -153,6 +170,10 @@ pub(crate) struct Analysis {
     /// table a link table leads to ("stations without any trains") and what the absent
     /// rows would have led to ("not enrolled in any course").
     pub(crate) absent_with: Vec<usize>,
+    /// Mentions (indexes into `mentions`) of columns that name the rows an intersection's
+    /// conditions are about ("colleges that have both authors with a score above 90 and
+    /// …"), not an output.
+    pub(crate) rows_named: Vec<usize>,
     /// Tables joined only so that the listed rows have rows there ("categories produced
     /// in a run").
     pub(crate) joined: Vec<usize>,
@@ -182,6 +203,17 @@ impl Analysis {
             .iter()
             .find(|g| g.contains(&k))
             .map(Vec::as_slice)
+    }
+
+    /// The filters whose `OR` filter `k` stands in: its group of alternatives, or the
+    /// conditions of its intersection (a row passes when any of them holds).
+    pub(crate) fn or_group(&self, k: usize) -> Option<&[usize]> {
+        self.alternatives_of(k).or_else(|| {
+            self.both
+                .iter()
+                .find(|b| b.filters.contains(&k))
+                .map(|b| b.filters.as_slice())
+        })
     }
 
     /// Groups by column `to` wherever the analysis grouped, listed or ordered by `from`.
@@ -435,6 +467,7 @@ impl Builder<'_> {
         self.assemble(rank, count_havings)?;
         self.dates();
         self.disjunctions();
+        self.intersections();
         self.ordering();
         self.negations_of_related_rows()?;
         self.a.unlinked = unlinked;

@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 
 use nl2sql_plan::{
-    Direction, Expr, GroupByItem, JoinSpec, JoinType, LiteralValue, Op, OrderItem, PlanModel,
-    SelectItem, TableRef,
+    CaseWhen, Direction, Expr, GroupByItem, JoinSpec, JoinType, LiteralValue, Op, OrderItem,
+    PlanModel, SelectItem, TableRef,
 };
 
 use super::terms::{BuildError, aliases, and, literal, negate, number_literal, op_of};
@@ -408,20 +408,40 @@ impl<'a> Exprs<'a> {
             Some(Expr::binary(Op::Is, key, Expr::null()))
         });
         // Each group of alternatives is one `OR`, where its first filter stands.
-        let filters = self.a.filters.iter().enumerate().filter_map(|(k, f)| {
-            match self.a.alternatives_of(k) {
-                None => Some(self.filter(f)),
-                Some(g) if g[0] == k => g
-                    .iter()
-                    .map(|j| self.filter(&self.a.filters[*j]))
-                    .reduce(|l, r| Expr::binary(Op::Or, l, r)),
-                Some(_) => None,
-            }
-        });
+        let filters =
+            self.a
+                .filters
+                .iter()
+                .enumerate()
+                .filter_map(|(k, f)| match self.a.or_group(k) {
+                    None => Some(self.filter(f)),
+                    Some(g) if g[0] == k => g
+                        .iter()
+                        .map(|j| self.filter(&self.a.filters[*j]))
+                        .reduce(|l, r| Expr::binary(Op::Or, l, r)),
+                    Some(_) => None,
+                });
         and(filters.chain(absent).collect())
     }
 
+    /// The group filters, and for each condition of an intersection, that it held on
+    /// some row of the group: `SUM(CASE WHEN <condition> THEN 1 ELSE 0 END) > 0`.
     fn having(&self) -> Option<Expr> {
+        let each = self.a.both.iter().flat_map(|b| &b.filters).map(|k| {
+            let held = Expr::case(
+                vec![CaseWhen {
+                    condition: self.filter(&self.a.filters[*k]),
+                    result: Expr::literal(LiteralValue::Int(1)),
+                    ordinal: 0,
+                }],
+                Some(Expr::literal(LiteralValue::Int(0))),
+            );
+            Expr::binary(
+                Op::Gt,
+                Expr::func("SUM", vec![held]),
+                Expr::literal(LiteralValue::Int(0)),
+            )
+        });
         and(self
             .a
             .having
@@ -437,6 +457,7 @@ impl<'a> Exprs<'a> {
                     }),
                 )
             })
+            .chain(each)
             .collect())
     }
 

@@ -9,7 +9,7 @@ use nl2sql_state::SchemaSnapshot;
 use super::rules::{check, sql_over};
 use super::{col, snapshot_of, table};
 
-fn library() -> SchemaSnapshot {
+pub(super) fn library() -> SchemaSnapshot {
     snapshot_of(
         "library",
         vec![

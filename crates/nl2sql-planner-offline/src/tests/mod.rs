@@ -17,6 +17,7 @@ mod distinct;
 mod extremes;
 mod frequency;
 mod genders;
+mod intersections;
 mod keys;
 mod literals;
 mod negations;

@@ -1,0 +1,206 @@
+//! "customers who have used both the service A and the service B", "countries that have
+//! both managers above 50 and managers below 46": two conditions joined by "both … and …"
+//! each hold on some row of every answer, not both on one row (no row is of two services;
+//! no manager is above 50 and below 46). The plan keeps the rows where either holds and
+//! groups them by the outputs; a group is an answer when each condition held on one of
+//! its rows ([`Both`]: `HAVING SUM(CASE WHEN … THEN 1 ELSE 0 END) > 0` per condition).
+//! That is the intersection of the answers of each condition alone, as SQL's `INTERSECT`
+//! of the two queries would give it: the same output values, each once.
+//!
+//! Read only where the conditions are plain (each right after "both" and after its "and",
+//! with only grammar words or words naming its own column or table between) and the
+//! outputs are plain columns; anything else stays unread, and the coverage check refuses
+//! the question naming "both".
+
+use super::*;
+
+/// Verbs after which "both" lists outputs ("return both the city and the count"), not
+/// conditions.
+const LISTING: &[&str] = &[
+    "return",
+    "show",
+    "list",
+    "give",
+    "display",
+    "print",
+    "returning",
+    "showing",
+    "listing",
+    "giving",
+    "include",
+    "including",
+];
+
+/// The most words between "both" (or "and") and the condition it leads to.
+const MAX_LEAD: usize = 4;
+
+/// The positions of "both" that ask for an intersection, not for two outputs.
+pub(crate) fn both_positions(tokens: &[Token]) -> impl Iterator<Item = usize> + '_ {
+    tokens
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| t.is("both") && !(*i > 0 && tokens[i - 1].is_any(LISTING)))
+        .map(|(i, _)| i)
+}
+
+impl Builder<'_> {
+    pub(super) fn intersections(&mut self) {
+        let found: Vec<Both> = both_positions(self.tokens)
+            .filter_map(|at| self.both_conditions(at).map(|filters| Both { at, filters }))
+            .collect();
+        if found.is_empty() {
+            return;
+        }
+        // The answers are groups of the outputs: they must be plain columns, with no other
+        // grouping, measure or group filter to combine with.
+        let outputs: Option<Vec<usize>> = self
+            .a
+            .outputs
+            .iter()
+            .map(|o| match o {
+                Output::Column(c) => Some(*c),
+                Output::Measure(_) => None,
+            })
+            .collect();
+        let Some(mut outputs) = outputs else { return };
+        // Not outputs: a column a condition tests (grouped by it, no group could hold
+        // both conditions: "customers who have order status both 'On Road' and
+        // 'Shipped'"), or one that only names the rows the conditions are about
+        // ("committees that have delegates from both parties").
+        let tested: Vec<usize> = found
+            .iter()
+            .flat_map(|b| &b.filters)
+            .map(|k| self.a.filters[*k].column)
+            .collect();
+        let (rows, kept): (Vec<usize>, Vec<usize>) = outputs
+            .into_iter()
+            .filter(|c| !tested.contains(c))
+            .partition(|c| self.names_rows(*c, &found));
+        outputs = kept;
+        // The answers are things that have rows of each kind (names, codes, places); a
+        // quantity among the outputs ("products made on both machines" reading "made" as
+        // the quantity produced) would split them by it.
+        if outputs.is_empty()
+            || outputs.iter().any(|c| self.index.columns[*c].is_measure())
+            || !self.a.measures.is_empty()
+            || !self.a.group_by.is_empty()
+            || !self.a.having.is_empty()
+            || self.a.limit.is_some()
+            || !self.a.absent.is_empty()
+        {
+            return;
+        }
+        for b in &found {
+            // An `In` list of several values is one condition per value.
+            if let [k] = b.filters[..] {
+                let Test::In(values) = self.a.filters[k].test.clone() else {
+                    continue;
+                };
+                self.a.filters[k].test = Test::In(vec![values[0].clone()]);
+                let mut filters = vec![k];
+                for v in &values[1..] {
+                    filters.push(self.a.filters.len());
+                    self.a.filters.push(Filter {
+                        test: Test::In(vec![v.clone()]),
+                        ..self.a.filters[k].clone()
+                    });
+                }
+                self.a.both.push(Both { at: b.at, filters });
+            } else {
+                self.a.both.push(b.clone());
+            }
+        }
+        let mut group_by = Vec::new();
+        for c in outputs {
+            if !group_by.contains(&c) {
+                group_by.push(c);
+            }
+        }
+        self.a
+            .outputs
+            .retain(|o| matches!(o, Output::Column(c) if group_by.contains(c)));
+        self.a.order.retain(|(o, _)| self.a.outputs.contains(o));
+        self.a.group_by = group_by;
+        self.a.rows_named = (0..self.mentions.len())
+            .filter(|k| matches!(self.mentions[*k].target, Target::Column(c) if rows.contains(&c)))
+            .collect();
+        self.a.distinct = false;
+        self.a
+            .notes
+            .push("'both … and …': each condition holds on some row of every answer".into());
+    }
+
+    /// Whether every mention of column `c` names the rows the conditions are about, not
+    /// an output: between a "have" and the "both" it leads to ("committees that have
+    /// delegates from both …"), or inside the conditions ("colleges that have both
+    /// authors with a score above 90 and authors …").
+    fn names_rows(&self, c: usize, found: &[Both]) -> bool {
+        let mut mentions = self
+            .mentions
+            .iter()
+            .filter(|m| m.target == Target::Column(c))
+            .peekable();
+        mentions.peek().is_some()
+            && mentions.all(|m| {
+                found.iter().any(|b| {
+                    let had = m.end <= b.at
+                        && b.at - m.end <= MAX_LEAD
+                        && m.start > 0
+                        && self.tokens[m.start - 1].is_any(&["have", "has", "had"]);
+                    let end = b
+                        .filters
+                        .iter()
+                        .filter_map(|k| self.a.filters[*k].span)
+                        .map(|(_, e)| e)
+                        .max()
+                        .unwrap_or(b.at);
+                    had || (b.at < m.start && m.end <= end)
+                })
+            })
+    }
+
+    /// The conditions "both" at `at` joins: a list of values of one column right after it
+    /// ("both milk and cat"), or the condition right after it and the one right after the
+    /// next "and" ("both performances with more than 2000 attendees and performances with
+    /// less than 1000 attendees").
+    fn both_conditions(&self, at: usize) -> Option<Vec<usize>> {
+        let usable = |k: usize| {
+            let f = &self.a.filters[k];
+            !f.negated && self.a.alternatives_of(k).is_none() && f.span.is_some()
+        };
+        let first = self.condition_after(at + 1, usable)?;
+        let (_, end) = self.a.filters[first].span?;
+        if let Test::In(values) = &self.a.filters[first].test
+            && values.len() >= 2
+        {
+            let (start, _) = self.a.filters[first].span?;
+            let joined = self.tokens[start..end].iter().any(|t| t.is("and"));
+            let either = self.tokens[start..end].iter().any(|t| t.is("or"));
+            return (joined && !either).then(|| vec![first]);
+        }
+        let and = (end..self.tokens.len().min(end + 2)).find(|i| self.tokens[*i].is("and"))?;
+        if !(end..and).all(|i| is_function_word(&self.tokens[i].lower)) {
+            return None;
+        }
+        let second = self.condition_after(and + 1, |k| k != first && usable(k))?;
+        Some(vec![first.min(second), first.max(second)])
+    }
+
+    /// The filter whose span starts nearest after `from`, with at most [`MAX_LEAD`] words
+    /// between, each a grammar word (not "and"/"or") or part of a mention of the filter's
+    /// column or table.
+    fn condition_after(&self, from: usize, usable: impl Fn(usize) -> bool) -> Option<usize> {
+        self.a
+            .filters
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| usable(*k))
+            .filter_map(|(k, f)| {
+                let (s, _) = f.span?;
+                (s >= from && s - from <= MAX_LEAD && self.leads_to(from, s, f.column, true))
+                    .then_some((k, s))
+            })
+            .min_by_key(|(_, s)| *s)
+            .map(|(k, _)| k)
+    }
+}

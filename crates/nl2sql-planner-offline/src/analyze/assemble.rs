@@ -628,6 +628,29 @@ impl Builder<'_> {
                 self.a.distinct = false;
             }
         } else {
+            // "Which parts have more than 2 faults? Show the part name and id": the key
+            // of a grouped table, listed, is grouped by too (one group per row of it).
+            let keys: Vec<usize> = self
+                .mentions
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| !self.consumed[*k])
+                .filter_map(|(_, m)| m.column())
+                .filter(|c| {
+                    let col = &self.index.columns[*c];
+                    col.is_pk
+                        && self
+                            .a
+                            .group_by
+                            .iter()
+                            .any(|g| self.index.columns[*g].table == col.table)
+                })
+                .collect();
+            for c in keys {
+                if !self.a.group_by.contains(&c) {
+                    self.a.group_by.push(c);
+                }
+            }
             for &c in &self.a.group_by {
                 self.a.outputs.push(Output::Column(c));
             }

@@ -13,6 +13,7 @@ mod booleans;
 mod cache;
 mod countries;
 mod genders;
+mod keys;
 mod listed;
 mod mention;
 mod names;
@@ -61,6 +62,7 @@ pub(crate) fn link(
     let mentions = complete_names(mentions, tokens, index);
     let mut mentions = merge_qualified(mentions, tokens, index);
     names_of_tables(&mut mentions, tokens, index);
+    keys::key_words(&mut mentions, tokens, used, index);
     mentions
 }
 

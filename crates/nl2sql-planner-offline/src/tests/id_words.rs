@@ -1,0 +1,60 @@
+//! "id" alone names the key of its table, whatever the key is called: the table named
+//! right before it ("artist id"), the one it is "of" ("the ids of artists"), or the
+//! table of the column it is listed with ("the picture name and id"); a listed key of a
+//! grouped table is grouped by too. Over the small gallery schema of the literal tests
+//! (keys `artist_id`, `picture_id`) and the library of the absent-rows tests.
+
+use super::absent::library;
+use super::literals::gallery;
+use super::rules::check;
+use super::{col, snapshot_of, table};
+
+#[test]
+fn id_of_a_table_is_its_key() {
+    check(
+        &gallery(),
+        "What are the ids and first names of artists older than 40?",
+        "SELECT a.artist_id AS artist_id, a.first_name AS first_name FROM artist AS a WHERE a.age > 40 LIMIT 10000",
+    );
+    // The key is not called "id" at all.
+    let students = snapshot_of(
+        "school",
+        vec![table(
+            "Student",
+            vec![
+                col("StuID", "INTEGER", true),
+                col("LName", "TEXT", false),
+                col("Age", "INTEGER", false),
+            ],
+            vec![],
+        )],
+    );
+    check(
+        &students,
+        "Show the student id of the oldest student.",
+        "SELECT s.StuID AS stuid, s.Age AS age FROM Student AS s ORDER BY s.Age DESC LIMIT 1",
+    );
+}
+
+#[test]
+fn id_listed_with_a_column_is_the_key_of_its_table() {
+    check(
+        &gallery(),
+        "Show the picture name and id of the pictures in room 'B12'.",
+        "SELECT p.picture_name AS picture_name, p.picture_id AS picture_id FROM picture AS p WHERE p.room = 'B12' LIMIT 10000",
+    );
+    check(
+        &gallery(),
+        "List the id, picture name and price of every picture.",
+        "SELECT p.picture_id AS picture_id, p.picture_name AS picture_name, p.price AS price FROM picture AS p LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_listed_key_of_a_grouped_table_is_grouped_by() {
+    check(
+        &library(),
+        "Which readers have more than 2 loans? Show the name and id.",
+        "SELECT r.Name AS reader, r.id AS id, COUNT(*) AS loan_count FROM Loan AS l INNER JOIN Reader AS r ON l.ReaderID = r.id GROUP BY r.Name, r.id HAVING COUNT(*) > 2 ORDER BY r.Name, r.id LIMIT 10000",
+    );
+}

@@ -222,11 +222,13 @@ pub(crate) fn semantic_parts(
         .iter()
         .enumerate()
         .filter(|(k, _)| a.or_group(*k).is_none())
-        .map(|(_, f)| {
+        .map(|(k, f)| {
             let attribute = identifier(&column_name(index, f.column));
+            // A condition no row of an answer may meet reads as its negation.
+            let negated = f.negated || a.per_answer.iter().any(|(g, some)| !some && g.contains(&k));
             let (operator, value) = match &f.test {
                 Test::Cmp(op, lit) => {
-                    let op = if f.negated { negate(*op) } else { *op };
+                    let op = if negated { negate(*op) } else { *op };
                     let operator = match op {
                         CmpOp::Eq => FilterOperator::Eq,
                         CmpOp::NotEq => FilterOperator::NotEq,
@@ -243,7 +245,7 @@ pub(crate) fn semantic_parts(
                     (operator, value)
                 }
                 Test::In(values) if values.len() == 1 => (
-                    if f.negated {
+                    if negated {
                         FilterOperator::NotEq
                     } else {
                         FilterOperator::Eq

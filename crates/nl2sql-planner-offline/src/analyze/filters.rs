@@ -503,38 +503,41 @@ impl Builder<'_> {
         count_havings
     }
 
-    /// A negation over rows of another table that carry a condition is refused: "artists
-    /// who did not have an exhibition in 2004" is not "artists without exhibitions" (the
+    /// A negation over rows of another table that carry a condition: "artists who did
+    /// not have an exhibition in 2004" is not "artists without exhibitions" (the
     /// anti-join) and "in 2004" (a filter the anti-join's empty rows never meet), and
     /// "films never presented in China" is not "films presented somewhere other than
-    /// China" (`<>` on a table the film has many rows of). The plan language has no
-    /// negated sub-condition; such answers were wrong on Spider train every time.
-    pub(super) fn negations_of_related_rows(&self) -> Result<(), Unlinked> {
+    /// China" (`<>` on a table the film has many rows of). Both count the condition per
+    /// answer ([`Analysis::per_answer`]: no row of the answer meets it) where the answers
+    /// are plain columns; otherwise the question is refused (such answers were wrong on
+    /// Spider train every time).
+    pub(super) fn negations_of_related_rows(&mut self) -> Result<(), Unlinked> {
         let index = self.index;
         let base = self.a.base;
         let table_of = |c: usize| index.columns[c].table;
         // A condition on an absent table, or on a table reached only through it.
-        let behind_absent = |t: usize| {
-            t != base
-                && self
-                    .a
-                    .absent
-                    .iter()
-                    .any(|&x| x == t || index.refers_to(x, t))
-        };
-        let outputs = self.a.outputs.iter().filter_map(|o| match o {
-            Output::Column(c) => Some(*c),
-            Output::Measure(_) => None,
-        });
-        if let Some(t) = self
+        let absent = self.a.absent.clone();
+        let behind_absent =
+            |t: usize| t != base && absent.iter().any(|&x| x == t || index.refers_to(x, t));
+        let output_behind = self
+            .a
+            .outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Column(c) => Some(table_of(*c)),
+                Output::Measure(_) => None,
+            })
+            .find(|t| behind_absent(*t));
+        let filter_behind = self
             .a
             .filters
             .iter()
-            .map(|f| f.column)
-            .chain(outputs)
-            .map(table_of)
-            .find(|t| behind_absent(*t))
-        {
+            .map(|f| table_of(f.column))
+            .find(|t| behind_absent(*t));
+        if let Some(t) = output_behind.or(filter_behind) {
+            if output_behind.is_none() && self.absent_with_conditions() {
+                return Ok(());
+            }
             return Err(Unlinked {
                 words: Vec::new(),
                 reason: format!(
@@ -552,16 +555,23 @@ impl Builder<'_> {
             _ => None,
         });
         let named = |t: usize| subject == Some(t);
-        if let Some(f) = self.a.filters.iter().find(|f| {
-            let t = table_of(f.column);
-            f.negated && t != base && !index.refers_to(base, t) && !named(t)
-        }) {
+        let negated: Vec<usize> = (0..self.a.filters.len())
+            .filter(|k| {
+                let f = &self.a.filters[*k];
+                let t = table_of(f.column);
+                f.negated && t != base && !index.refers_to(base, t) && !named(t)
+            })
+            .collect();
+        if let Some(&k) = negated.first() {
+            if self.negated_related_values(&negated) {
+                return Ok(());
+            }
             return Err(Unlinked {
                 words: Vec::new(),
                 reason: format!(
                     "the negation of a value of {} (which each {} row can have many of) asks \
                      for rows with no such match, which this planner cannot express",
-                    index.tables[table_of(f.column)].name,
+                    index.tables[table_of(self.a.filters[k].column)].name,
                     index.tables[base].name
                 ),
             });

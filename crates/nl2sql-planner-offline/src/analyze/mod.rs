@@ -15,6 +15,7 @@ mod bind;
 mod disjunctions;
 mod filters;
 mod intersections;
+mod per_answer;
 pub(crate) use intersections::both_positions;
 mod years;
 use super::text::{Token, TokenKind, is_function_word, is_stop_word, tokenize};
@@ -170,6 +171,14 @@ pub(crate) struct Analysis {
     /// table a link table leads to ("stations without any trains") and what the absent
     /// rows would have led to ("not enrolled in any course").
     pub(crate) absent_with: Vec<usize>,
+    /// Conditions on rows of tables an answer has many rows of, counted per answer
+    /// ("movies not reviewed by Chris Jackson": no rating by him; "schools with players
+    /// in the mid position but not in the goalie position"): each group of filters
+    /// (indexes into `filters`, all holding on one row) must hold on some row of the
+    /// answer (`true`) or on none (`false`). Their tables are left-joined, the filters
+    /// stay out of `WHERE`, and the answers are the groups of the outputs, each
+    /// condition counted in `HAVING`.
+    pub(crate) per_answer: Vec<(Vec<usize>, bool)>,
     /// Mentions (indexes into `mentions`) of columns that name the rows an intersection's
     /// conditions are about ("colleges that have both authors with a score above 90 and
     /// …"), not an output.
@@ -203,6 +212,18 @@ impl Analysis {
             .iter()
             .find(|g| g.contains(&k))
             .map(Vec::as_slice)
+    }
+
+    /// Whether filter `k` is counted per answer ([`Analysis::per_answer`]), not a row
+    /// filter.
+    pub(crate) fn counted_per_answer(&self, k: usize) -> bool {
+        self.per_answer.iter().any(|(g, _)| g.contains(&k))
+    }
+
+    /// Whether some tables are left-joined: rows that must be missing, or rows counted
+    /// per answer.
+    pub(crate) fn left_joins(&self) -> bool {
+        !self.absent.is_empty() || !self.per_answer.is_empty()
     }
 
     /// The filters whose `OR` filter `k` stands in: its group of alternatives, or the

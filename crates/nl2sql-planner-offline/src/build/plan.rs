@@ -109,7 +109,19 @@ impl Layout {
             Ok(steps) => steps.iter().map(|s| s.table).collect(),
             Err(_) => BTreeSet::new(),
         };
-        let with_absent: BTreeSet<usize> = required.iter().chain(&a.absent).copied().collect();
+        // Left-joined too: tables whose rows must be missing, and those of conditions
+        // counted per answer.
+        let counted = a
+            .per_answer
+            .iter()
+            .flat_map(|(g, _)| g)
+            .map(|k| index.columns[a.filters[*k].column].table);
+        let with_absent: BTreeSet<usize> = required
+            .iter()
+            .chain(&a.absent)
+            .copied()
+            .chain(counted)
+            .collect();
         let mut steps = join_tree(index, a.base, &with_absent).map_err(|missing| {
             BuildError::Failed(format!(
                 "no foreign-key path joins {} to {}",
@@ -185,7 +197,7 @@ impl Layout {
                 JoinSpec {
                     left_alias: pa.clone(),
                     right_alias: ca,
-                    join_type: if a.absent.is_empty() || self.inner.contains(&s.table) {
+                    join_type: if !a.left_joins() || self.inner.contains(&s.table) {
                         JoinType::Inner
                     } else {
                         JoinType::Left
@@ -205,7 +217,7 @@ impl Layout {
             fk.from == s.table
                 && fk.to == s.parent
                 && fk.from != fk.to
-                && (a.absent.is_empty() || self.inner.contains(&s.table))
+                && (!a.left_joins() || self.inner.contains(&s.table))
         })
     }
 
@@ -232,7 +244,13 @@ fn required_tables(a: &Analysis, index: &SchemaIndex) -> BTreeSet<usize> {
         }
     }
     required.extend(a.measures.iter().map(|m| m.table));
-    required.extend(a.filters.iter().map(|f| index.columns[f.column].table));
+    required.extend(
+        a.filters
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| !a.counted_per_answer(*k))
+            .map(|(_, f)| index.columns[f.column].table),
+    );
     required.extend(a.group_by.iter().map(|c| index.columns[*c].table));
     // A table whose rows must be missing is never also one whose rows must be there (a
     // verb of the negated phrase names it too: "has no students minored in").
@@ -408,39 +426,52 @@ impl<'a> Exprs<'a> {
             Some(Expr::binary(Op::Is, key, Expr::null()))
         });
         // Each group of alternatives is one `OR`, where its first filter stands.
-        let filters =
-            self.a
-                .filters
-                .iter()
-                .enumerate()
-                .filter_map(|(k, f)| match self.a.or_group(k) {
-                    None => Some(self.filter(f)),
-                    Some(g) if g[0] == k => g
-                        .iter()
-                        .map(|j| self.filter(&self.a.filters[*j]))
-                        .reduce(|l, r| Expr::binary(Op::Or, l, r)),
-                    Some(_) => None,
-                });
+        let filters = self
+            .a
+            .filters
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| !self.a.counted_per_answer(*k))
+            .filter_map(|(k, f)| match self.a.or_group(k) {
+                None => Some(self.filter(f)),
+                Some(g) if g[0] == k => g
+                    .iter()
+                    .map(|j| self.filter(&self.a.filters[*j]))
+                    .reduce(|l, r| Expr::binary(Op::Or, l, r)),
+                Some(_) => None,
+            });
         and(filters.chain(absent).collect())
     }
 
-    /// The group filters, and for each condition of an intersection, that it held on
-    /// some row of the group: `SUM(CASE WHEN <condition> THEN 1 ELSE 0 END) > 0`.
+    /// The group filters; for each condition of an intersection, that it held on some
+    /// row of the group; for each condition counted per answer, that it held on some row
+    /// or on none: `SUM(CASE WHEN <condition> THEN 1 ELSE 0 END) > 0` (or `= 0`).
     fn having(&self) -> Option<Expr> {
-        let each = self.a.both.iter().flat_map(|b| &b.filters).map(|k| {
+        let each = self
+            .a
+            .both
+            .iter()
+            .flat_map(|b| &b.filters)
+            .map(|k| (vec![*k], true));
+        let counted = self.a.per_answer.iter().cloned();
+        let each = each.chain(counted).filter_map(|(group, some)| {
+            let condition = and(group
+                .iter()
+                .map(|k| self.filter(&self.a.filters[*k]))
+                .collect())?;
             let held = Expr::case(
                 vec![CaseWhen {
-                    condition: self.filter(&self.a.filters[*k]),
+                    condition,
                     result: Expr::literal(LiteralValue::Int(1)),
                     ordinal: 0,
                 }],
                 Some(Expr::literal(LiteralValue::Int(0))),
             );
-            Expr::binary(
-                Op::Gt,
+            Some(Expr::binary(
+                if some { Op::Gt } else { Op::Eq },
                 Expr::func("SUM", vec![held]),
                 Expr::literal(LiteralValue::Int(0)),
-            )
+            ))
         });
         and(self
             .a

@@ -23,6 +23,7 @@ mod keys;
 mod literals;
 mod negations;
 mod nouns;
+mod per_answer;
 mod phrasing;
 mod readings;
 mod rules;

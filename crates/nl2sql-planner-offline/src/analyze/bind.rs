@@ -631,7 +631,7 @@ impl Builder<'_> {
         for s in &self.cues.supers {
             // "the youngest captain", "the tallest player": the superlative names its
             // measure (an age, a height, a weight of a table the question names).
-            if let Some((c, desc)) = self.implied_extreme(s.start) {
+            if let Some((c, desc)) = self.implied_extreme(s.start, s.end) {
                 *rank = Some((RankKey::Row(c), desc, Some(1)));
                 continue;
             }

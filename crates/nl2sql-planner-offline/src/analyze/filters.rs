@@ -606,19 +606,46 @@ impl Builder<'_> {
     }
 
     /// The measure a superlative names by itself, and whether its highest value is meant:
-    /// "youngest" the lowest age, "oldest" the highest age (only where an age is kept:
-    /// otherwise "oldest" ranks in time), "tallest" the highest height, "heaviest" and
-    /// "lightest" a weight.
-    pub(super) fn implied_extreme(&self, at: usize) -> Option<(usize, bool)> {
-        let (name, desc) = match self.tokens.get(at)?.lower.as_str() {
-            "youngest" => ("age", false),
-            "oldest" => ("age", true),
-            "tallest" => ("height", true),
-            "heaviest" => ("weight", true),
-            "lightest" => ("weight", false),
+    /// "youngest" the lowest age or the latest birth date, "oldest" the highest age or the
+    /// earliest birth date (only where one is kept: otherwise "oldest" ranks in time),
+    /// "tallest" the highest height, "shortest" the lowest height or else length or
+    /// duration, "longest" the highest length or duration, "heaviest" and "lightest" a
+    /// weight. Looked for in the table the superlative describes ("the youngest captain")
+    /// and the tables it refers to ("the tallest entrepreneur", whose height is the
+    /// person's), else in any table the question names.
+    pub(super) fn implied_extreme(&self, start: usize, end: usize) -> Option<(usize, bool)> {
+        use Dimension::{Age, Height, Length, Weight};
+        let readings: &[(Dimension, bool)] = match self.tokens.get(start)?.lower.as_str() {
+            "youngest" => &[(Age, false)],
+            "oldest" => &[(Age, true)],
+            "tallest" => &[(Height, true)],
+            "shortest" => &[(Height, false), (Length, false)],
+            "longest" => &[(Length, true)],
+            "heaviest" => &[(Weight, true)],
+            "lightest" => &[(Weight, false)],
             _ => return None,
         };
-        self.measure_named(name).map(|c| (c, desc))
+        let described = self
+            .mention_after(end, 2)
+            .map(|k| self.table_of(&self.mentions[k]));
+        let mut tables: Vec<usize> = Vec::new();
+        if let Some(t) = described {
+            tables.push(t);
+            tables.extend(
+                (0..self.index.tables.len())
+                    .filter(|x| *x != t && self.index.refers_directly(t, *x)),
+            );
+        }
+        tables.extend(self.mentions.iter().map(|m| self.table_of(m)));
+        readings.iter().find_map(|(dimension, desc)| {
+            tables.iter().find_map(|t| {
+                self.index.tables[*t].columns.iter().find_map(|c| {
+                    dimension
+                        .reads(&self.index.columns[*c])
+                        .map(|later| (*c, if later { !*desc } else { *desc }))
+                })
+            })
+        })
     }
 
     /// The numeric column of this one-word name in a table the question names (the
@@ -679,5 +706,42 @@ impl Builder<'_> {
             return t.number().map(|n| n as i64);
         }
         crate::text::number_word(&t.lower).filter(|n| *n > 1)
+    }
+}
+
+/// What a superlative adjective ranks by.
+#[derive(Debug, Clone, Copy)]
+enum Dimension {
+    Age,
+    Height,
+    Length,
+    Weight,
+}
+
+impl Dimension {
+    /// Whether `col` measures this dimension: `Some(false)` when a higher value is more of
+    /// it, `Some(true)` when a later value is less of it (a birth date: the later, the
+    /// younger).
+    fn reads(self, col: &crate::link::ColumnInfo) -> Option<bool> {
+        let name = col.name.to_lowercase();
+        match self {
+            Dimension::Age if col.is_measure() && name == "age" => Some(false),
+            Dimension::Age
+                if col.is_temporal()
+                    && (name.contains("birth")
+                        || name.contains("dob")
+                        || name.ends_with("born")) =>
+            {
+                Some(true)
+            }
+            Dimension::Height if col.is_measure() && name.contains("height") => Some(false),
+            Dimension::Length
+                if col.is_measure() && (name.contains("length") || name.contains("duration")) =>
+            {
+                Some(false)
+            }
+            Dimension::Weight if col.is_measure() && name.contains("weight") => Some(false),
+            _ => None,
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! The row holding an extreme: "the picture with the maximum price" ranks pictures (it is
 //! not `MAX(price)`), a superlative that names its own measure ("the youngest artist",
-//! "the oldest artist" where an age is kept) ranks by it, and "ordered descending by X"
+//! "the oldest artist" where an age is kept; "the tallest founder" by the height of the
+//! person the founder is, "the youngest person" by a birth date, "the shortest track" by
+//! a duration) ranks by it, and "ordered descending by X"
 //! sorts by X; "in descending (or reverse) alphabetical order" and "ordered from most
 //! to least" sort descending.
 
@@ -116,5 +118,67 @@ fn a_ranking_with_nothing_to_rank_by_is_refused() {
     assert!(
         sql.starts_with("ERROR") && sql.contains("the ranking 'most recently' names no date"),
         "{sql}"
+    );
+}
+
+/// People, the founders who are people, and tracks: a height, a birth date and a
+/// duration, none of them named by the superlative's own word.
+fn founders() -> nl2sql_state::SchemaSnapshot {
+    use super::{col, snapshot_of, table};
+    snapshot_of(
+        "founders",
+        vec![
+            table(
+                "person",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("Name", "TEXT", false),
+                    col("Height", "REAL", false),
+                    col("Birth_Date", "DATE", false),
+                ],
+                vec![],
+            ),
+            table(
+                "founder",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("Company", "TEXT", false),
+                    col("PersonID", "INTEGER", false),
+                ],
+                vec![("PersonID", "person")],
+            ),
+            table(
+                "track",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("Title", "TEXT", false),
+                    col("Duration", "REAL", false),
+                ],
+                vec![],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn a_superlative_ranks_by_its_own_dimension_in_the_table_it_describes() {
+    let f = founders();
+    // The founder's height is the person's: a table the founder refers to.
+    check(
+        &f,
+        "Show the company of the tallest founder.",
+        "SELECT f.Company AS company, p.Height AS height FROM founder AS f INNER JOIN person AS p ON f.PersonID = p.id ORDER BY p.Height DESC LIMIT 1",
+    );
+    // A birth date: the youngest was born last.
+    check(
+        &f,
+        "What is the name of the youngest person?",
+        "SELECT p.Name AS person, p.Birth_Date AS birth_date FROM person AS p ORDER BY p.Birth_Date DESC LIMIT 1",
+    );
+    // No height: "shortest" is a duration.
+    check(
+        &f,
+        "What is the title of the shortest track?",
+        "SELECT t.Title AS track, t.Duration AS duration FROM track AS t ORDER BY t.Duration LIMIT 1",
     );
 }

@@ -17,8 +17,9 @@
 
 use nl2sql_plan::{Interpretation, InterpretedSpan, PlanModel};
 
-use super::analyze::{Analysis, both_positions};
+use super::analyze::Analysis;
 use super::confidence::{MODEL, signals};
+use super::intent::both_positions;
 use super::link::{Mention, SchemaIndex, Target};
 use super::text::{Token, TokenKind, is_function_word, is_stop_word, number_word};
 

@@ -653,3 +653,29 @@ fn direction_words(tokens: &[Token], i: usize) -> Option<(bool, usize)> {
         _ => None,
     }
 }
+
+/// Verbs after which "both" lists outputs ("return both the city and the count"), not
+/// conditions.
+const LISTING: &[&str] = &[
+    "return",
+    "show",
+    "list",
+    "give",
+    "display",
+    "print",
+    "returning",
+    "showing",
+    "listing",
+    "giving",
+    "include",
+    "including",
+];
+
+/// The positions of "both" that ask for an intersection, not for two outputs.
+pub(crate) fn both_positions(tokens: &[Token]) -> impl Iterator<Item = usize> + '_ {
+    tokens
+        .iter()
+        .enumerate()
+        .filter(|(i, t)| t.is("both") && !(*i > 0 && tokens[i - 1].is_any(LISTING)))
+        .map(|(i, _)| i)
+}

@@ -13,35 +13,10 @@
 //! the question naming "both".
 
 use super::*;
-
-/// Verbs after which "both" lists outputs ("return both the city and the count"), not
-/// conditions.
-const LISTING: &[&str] = &[
-    "return",
-    "show",
-    "list",
-    "give",
-    "display",
-    "print",
-    "returning",
-    "showing",
-    "listing",
-    "giving",
-    "include",
-    "including",
-];
+use crate::intent::both_positions;
 
 /// The most words between "both" (or "and") and the condition it leads to.
 const MAX_LEAD: usize = 4;
-
-/// The positions of "both" that ask for an intersection, not for two outputs.
-pub(crate) fn both_positions(tokens: &[Token]) -> impl Iterator<Item = usize> + '_ {
-    tokens
-        .iter()
-        .enumerate()
-        .filter(|(i, t)| t.is("both") && !(*i > 0 && tokens[i - 1].is_any(LISTING)))
-        .map(|(i, _)| i)
-}
 
 impl Builder<'_> {
     pub(super) fn intersections(&mut self) {

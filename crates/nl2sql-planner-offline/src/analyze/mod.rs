@@ -16,7 +16,6 @@ mod disjunctions;
 mod filters;
 mod intersections;
 mod per_answer;
-pub(crate) use intersections::both_positions;
 mod years;
 use super::text::{Token, TokenKind, is_function_word, is_stop_word, tokenize};
 

@@ -6,7 +6,8 @@
 //! name and id"). Only a table with a one-column primary key has such a key; elsewhere
 //! the word stays unlinked.
 
-use super::{Mention, SchemaIndex, Target, TypeClass};
+use super::mention::{Mention, Target};
+use super::schema::{SchemaIndex, TypeClass};
 use crate::text::Token;
 
 /// The words that name a key.

@@ -8,9 +8,9 @@
 //! of the two queries would give it: the same output values, each once.
 //!
 //! Read only where the conditions are plain (each right after "both" and after its "and",
-//! with only grammar words or words naming its own column or table between) and the
-//! outputs are plain columns; anything else stays unread, and the coverage check refuses
-//! the question naming "both".
+//! with only grammar words or words of its own table between: its column, the table,
+//! another of its columns, a row noun) and the outputs are plain columns; anything else
+//! stays unread, and the coverage check refuses the question naming "both".
 
 use super::*;
 use crate::intent::both_positions;
@@ -26,38 +26,10 @@ impl Builder<'_> {
         if found.is_empty() {
             return;
         }
-        // The answers are groups of the outputs: they must be plain columns, with no other
-        // grouping, measure or group filter to combine with.
-        let outputs: Option<Vec<usize>> = self
-            .a
-            .outputs
-            .iter()
-            .map(|o| match o {
-                Output::Column(c) => Some(*c),
-                Output::Measure(_) => None,
-            })
-            .collect();
-        let Some(mut outputs) = outputs else { return };
-        // Not outputs: a column a condition tests (grouped by it, no group could hold
-        // both conditions: "customers who have order status both 'On Road' and
-        // 'Shipped'"), or one that only names the rows the conditions are about
-        // ("committees that have delegates from both parties").
-        let tested: Vec<usize> = found
-            .iter()
-            .flat_map(|b| &b.filters)
-            .map(|k| self.a.filters[*k].column)
-            .collect();
-        let (rows, kept): (Vec<usize>, Vec<usize>) = outputs
-            .into_iter()
-            .filter(|c| !tested.contains(c))
-            .partition(|c| self.names_rows(*c, &found));
-        outputs = kept;
-        // The answers are things that have rows of each kind (names, codes, places); a
-        // quantity among the outputs ("products made on both machines" reading "made" as
-        // the quantity produced) would split them by it.
-        if outputs.is_empty()
-            || outputs.iter().any(|c| self.index.columns[*c].is_measure())
-            || !self.a.measures.is_empty()
+        let Some((outputs, rows)) = self.answer_columns(&found) else {
+            return;
+        };
+        if !self.a.measures.is_empty()
             || !self.a.group_by.is_empty()
             || !self.a.having.is_empty()
             || self.a.limit.is_some()
@@ -65,44 +37,74 @@ impl Builder<'_> {
         {
             return;
         }
-        for b in &found {
-            // An `In` list of several values is one condition per value.
-            if let [k] = b.filters[..] {
-                let Test::In(values) = self.a.filters[k].test.clone() else {
-                    continue;
-                };
-                self.a.filters[k].test = Test::In(vec![values[0].clone()]);
-                let mut filters = vec![k];
-                for v in &values[1..] {
-                    filters.push(self.a.filters.len());
-                    self.a.filters.push(Filter {
-                        test: Test::In(vec![v.clone()]),
-                        ..self.a.filters[k].clone()
-                    });
-                }
-                self.a.both.push(Both { at: b.at, filters });
-            } else {
-                self.a.both.push(b.clone());
-            }
-        }
-        let mut group_by = Vec::new();
-        for c in outputs {
-            if !group_by.contains(&c) {
-                group_by.push(c);
-            }
+        for b in found {
+            let filters = self.one_condition_per_value(b.filters);
+            self.a.both.push(Both { at: b.at, filters });
         }
         self.a
             .outputs
-            .retain(|o| matches!(o, Output::Column(c) if group_by.contains(c)));
+            .retain(|o| matches!(o, Output::Column(c) if outputs.contains(c)));
         self.a.order.retain(|(o, _)| self.a.outputs.contains(o));
-        self.a.group_by = group_by;
         self.a.rows_named = (0..self.mentions.len())
             .filter(|k| matches!(self.mentions[*k].target, Target::Column(c) if rows.contains(&c)))
             .collect();
-        self.a.distinct = false;
+        self.group_by_outputs();
         self.a
             .notes
             .push("'both … and …': each condition holds on some row of every answer".into());
+    }
+
+    /// The output columns the answers are the groups of, and the columns that only name
+    /// the rows the conditions are about; `None` when the outputs cannot be groups.
+    ///
+    /// Not outputs: a column a condition tests (grouped by it, no group could hold both
+    /// conditions: "customers who have order status both 'On Road' and 'Shipped'"), or
+    /// one that only names the rows the conditions are about ("committees that have
+    /// delegates from both parties"). The rest must be plain columns, and not quantities:
+    /// the answers are things that have rows of each kind (names, codes, places), and a
+    /// quantity ("products made on both machines" reading "made" as the quantity produced)
+    /// would split them by it.
+    fn answer_columns(&self, found: &[Both]) -> Option<(Vec<usize>, Vec<usize>)> {
+        let tested: Vec<usize> = found
+            .iter()
+            .flat_map(|b| &b.filters)
+            .map(|k| self.a.filters[*k].column)
+            .collect();
+        let mut outputs = Vec::new();
+        let mut rows = Vec::new();
+        for o in &self.a.outputs {
+            let Output::Column(c) = *o else { return None };
+            if tested.contains(&c) {
+                continue;
+            }
+            if self.names_rows(c, found) {
+                rows.push(c);
+            } else if self.index.columns[c].is_measure() {
+                return None;
+            } else {
+                outputs.push(c);
+            }
+        }
+        (!outputs.is_empty()).then_some((outputs, rows))
+    }
+
+    /// The conditions of an intersection, one per value where it is one list of values
+    /// ("both milk and cat": `= 'Milk'`, `= 'Cat'`).
+    fn one_condition_per_value(&mut self, filters: Vec<usize>) -> Vec<usize> {
+        let [k] = filters[..] else { return filters };
+        let Test::In(values) = self.a.filters[k].test.clone() else {
+            return filters;
+        };
+        let mut split = vec![k];
+        self.a.filters[k].test = Test::In(values[..1].to_vec());
+        for v in &values[1..] {
+            split.push(self.a.filters.len());
+            self.a.filters.push(Filter {
+                test: Test::In(vec![v.clone()]),
+                ..self.a.filters[k].clone()
+            });
+        }
+        split
     }
 
     /// Whether every mention of column `c` names the rows the conditions are about, not
@@ -162,8 +164,8 @@ impl Builder<'_> {
     }
 
     /// The filter whose span starts nearest after `from`, with at most [`MAX_LEAD`] words
-    /// between, each a grammar word (not "and"/"or") or part of a mention of the filter's
-    /// column or table.
+    /// between, each a grammar word (not "and"/"or") or a word of the filter's table
+    /// ([`Builder::leads_to`] with its rows).
     fn condition_after(&self, from: usize, usable: impl Fn(usize) -> bool) -> Option<usize> {
         self.a
             .filters

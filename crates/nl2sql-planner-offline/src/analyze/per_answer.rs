@@ -106,6 +106,15 @@ impl Builder<'_> {
             self.a.joined.clear();
         }
         self.a.per_answer = groups;
+        self.group_by_outputs();
+        self.a.notes.push(
+            "conditions on related rows counted per answer (some row meets it, or none)".into(),
+        );
+    }
+
+    /// The answers are the groups of the output columns (each once): `GROUP BY` them, no
+    /// `DISTINCT`.
+    pub(super) fn group_by_outputs(&mut self) {
         let mut group_by: Vec<usize> = Vec::new();
         for o in &self.a.outputs {
             if let Output::Column(c) = o
@@ -116,8 +125,5 @@ impl Builder<'_> {
         }
         self.a.group_by = group_by;
         self.a.distinct = false;
-        self.a.notes.push(
-            "conditions on related rows counted per answer (some row meets it, or none)".into(),
-        );
     }
 }

@@ -8,15 +8,11 @@ use nl2sql_state::ErrorCode;
 
 use super::coverage::unplaced;
 use super::literals::gallery;
-use super::rules::{check, request_over};
-use crate::OfflinePlanner;
+use super::rules::{check, strict_over};
 
 /// The strict planner's refusal of `question`: its unplaced words.
 fn refused(question: &str) -> Vec<String> {
-    let e = OfflinePlanner::new()
-        .with_min_confidence(0.0)
-        .plan_sync(&request_over(&gallery(), question))
-        .expect_err(question);
+    let e = strict_over(&gallery(), question).expect_err(question);
     assert_eq!(e.code, ErrorCode::AmbiguousQuestion, "{question}");
     assert!(
         e.message.contains("ask about each alternative separately"),

@@ -9,16 +9,12 @@ use nl2sql_state::ErrorCode;
 use super::absent::library;
 use super::coverage::unplaced;
 use super::literals::gallery;
-use super::rules::{check, describe, request_over};
+use super::rules::{check, describe, strict_over};
 use super::{col, samples, snapshot_of, table};
-use crate::OfflinePlanner;
 
 /// The strict planner's refusal of `question`: its unplaced words.
 fn refused(question: &str) -> Vec<String> {
-    let e = OfflinePlanner::new()
-        .with_min_confidence(0.0)
-        .plan_sync(&request_over(&gallery(), question))
-        .expect_err(question);
+    let e = strict_over(&gallery(), question).expect_err(question);
     assert_eq!(e.code, ErrorCode::AmbiguousQuestion, "{question}");
     unplaced(&e)
 }
@@ -137,13 +133,11 @@ fn the_rows_the_conditions_are_about_may_be_named_by_a_column_or_a_row_noun() {
         colleges,
     );
     // The strict planner places "authors" as the rows the conditions are about.
-    let plan = OfflinePlanner::new()
-        .with_min_confidence(0.0)
-        .plan_sync(&request_over(
-            &submissions,
-            "Which colleges have both authors with scores above 90 and authors with scores below 80?",
-        ))
-        .expect("answered");
+    let plan = strict_over(
+        &submissions,
+        "Which colleges have both authors with scores above 90 and authors with scores below 80?",
+    )
+    .expect("answered");
     let spans = plan.interpretation.expect("an interpretation").spans;
     assert!(
         spans

@@ -269,8 +269,6 @@ fn buying() -> SchemaSnapshot {
     }
 }
 
-/// Plans `question` over `snapshot`, validates the plan and renders SQLite SQL; returns the
-/// SQL or the error message.
 /// The plan request of `question` over `snapshot` (today is 2024-05-15).
 pub(super) fn request_over(snapshot: &SchemaSnapshot, question: &str) -> PlanRequest {
     PlanRequest {
@@ -293,6 +291,18 @@ pub(super) fn request_over(snapshot: &SchemaSnapshot, question: &str) -> PlanReq
     }
 }
 
+/// The strict planner's plan of `question` over `snapshot`, whatever its confidence.
+pub(super) fn strict_over(
+    snapshot: &SchemaSnapshot,
+    question: &str,
+) -> Result<nl2sql_plan::PlanModel, nl2sql_state::PipelineError> {
+    OfflinePlanner::new()
+        .with_min_confidence(0.0)
+        .plan_sync(&request_over(snapshot, question))
+}
+
+/// Plans `question` over `snapshot`, validates the plan and renders SQLite SQL; returns the
+/// SQL or the error message.
 pub(super) fn sql_over(snapshot: &SchemaSnapshot, question: &str) -> String {
     let request = request_over(snapshot, question);
     // Readings are tested on the lenient planner (see `sql_for`).

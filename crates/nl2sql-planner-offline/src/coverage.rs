@@ -124,6 +124,11 @@ pub(crate) fn cover(
             unplaced.push((m.start, text));
         }
     }
+    // A word that asks for an intersection ("both", "shared") is placed, or refused as
+    // such, below.
+    for i in both_positions(tokens) {
+        covered[i] = true;
+    }
     for (i, t) in tokens.iter().enumerate() {
         if covered[i] {
             continue;

@@ -426,7 +426,10 @@ fn grouping(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
         ("grouped", "by") | ("broken", "down") | ("split", "by") | ("breakdown", "by") => {
             if s.w(i + 2) == "by" { 3 } else { 2 }
         }
-        ("per", _) | ("each", _) | ("by", _) => 1,
+        ("per", _) | ("each", _) => 1,
+        // "the hometowns shared by people older than 23 and younger than 20": who share,
+        // not a grouping.
+        ("by", _) if !(i > 0 && s.w(i - 1) == "shared") => 1,
         _ => return None,
     };
     c.groups.push(i + len);
@@ -671,11 +674,19 @@ const LISTING: &[&str] = &[
     "including",
 ];
 
-/// The positions of "both" that ask for an intersection, not for two outputs.
+/// The positions of the words that ask for an intersection: "both" (not "return both
+/// the city and the count", two outputs), and "shared" before "by", "among" or "between"
+/// ("the hometowns shared by people older than 23 and younger than 20").
 pub(crate) fn both_positions(tokens: &[Token]) -> impl Iterator<Item = usize> + '_ {
     tokens
         .iter()
         .enumerate()
-        .filter(|(i, t)| t.is("both") && !(*i > 0 && tokens[i - 1].is_any(LISTING)))
+        .filter(|(i, t)| {
+            (t.is("both") && !(*i > 0 && tokens[i - 1].is_any(LISTING)))
+                || (t.is("shared")
+                    && tokens
+                        .get(i + 1)
+                        .is_some_and(|n| n.is_any(&["by", "among", "between"])))
+        })
         .map(|(i, _)| i)
 }

@@ -60,10 +60,10 @@ impl Builder<'_> {
     /// Not outputs: a column a condition tests (grouped by it, no group could hold both
     /// conditions: "customers who have order status both 'On Road' and 'Shipped'"), or
     /// one that only names the rows the conditions are about ("committees that have
-    /// delegates from both parties"). The rest must be plain columns, and not quantities:
-    /// the answers are things that have rows of each kind (names, codes, places), and a
-    /// quantity ("products made on both machines" reading "made" as the quantity produced)
-    /// would split them by it.
+    /// delegates from both parties"). The rest must be plain columns, and not quantities
+    /// (a year is not one): the answers are things that have rows of each kind (names,
+    /// codes, places, years), and a quantity ("products made on both machines" reading
+    /// "made" as the quantity produced) would split them by it.
     fn answer_columns(&self, found: &[Both]) -> Option<(Vec<usize>, Vec<usize>)> {
         let tested: Vec<usize> = found
             .iter()
@@ -79,7 +79,7 @@ impl Builder<'_> {
             }
             if self.names_rows(c, found) {
                 rows.push(c);
-            } else if self.index.columns[c].is_measure() {
+            } else if self.index.columns[c].is_measure() && !self.is_year_column(c) {
                 return None;
             } else {
                 outputs.push(c);
@@ -107,16 +107,19 @@ impl Builder<'_> {
         split
     }
 
-    /// Whether every mention of column `c` names the rows the conditions are about, not
-    /// an output: between a "have" and the "both" it leads to ("committees that have
-    /// delegates from both …"), or inside the conditions ("colleges that have both
-    /// authors with a score above 90 and authors …").
+    /// Whether every mention of column `c` (or of a table whose label it is) names the
+    /// rows the conditions are about, not an output: between a "have" and the "both" it
+    /// leads to ("committees that have delegates from both …"), or inside the conditions
+    /// ("colleges that have both authors with a score above 90 and authors …", "the
+    /// starting years shared by technicians from team CLE and CWS").
     fn names_rows(&self, c: usize, found: &[Both]) -> bool {
-        let mut mentions = self
-            .mentions
-            .iter()
-            .filter(|m| m.target == Target::Column(c))
-            .peekable();
+        let names_c = |m: &&Mention| match m.target {
+            Target::Column(x) => x == c,
+            // The label a table mention stands for ("shared by technicians from …").
+            Target::Table(t) => self.index.label_column(t) == Some(c),
+            Target::Value { .. } => false,
+        };
+        let mut mentions = self.mentions.iter().filter(names_c).peekable();
         mentions.peek().is_some()
             && mentions.all(|m| {
                 found.iter().any(|b| {

@@ -1,8 +1,8 @@
-//! "both … and …": each of two conditions holds on some row of every answer (the
-//! intersection of their answers), never both on one row, and never "either". The rows
-//! where either holds are grouped by the outputs, and a group is kept when each held on
-//! one of its rows. What the plan cannot say that way is refused naming "both". Over the
-//! small gallery schema of the literal tests.
+//! "both … and …" (or "shared by … and …"): each of two conditions holds on some row of
+//! every answer (the intersection of their answers), never both on one row, and never
+//! "either". The rows where either holds are grouped by the outputs, and a group is kept
+//! when each held on one of its rows. What the plan cannot say that way is refused naming
+//! "both". Over the small gallery schema of the literal tests.
 
 use nl2sql_state::ErrorCode;
 
@@ -40,6 +40,12 @@ fn two_comparisons_each_hold_on_some_row() {
     check(
         &gallery(),
         "Show the rooms with both pictures priced below 100 and above 900.",
+        rooms,
+    );
+    // "shared by" asks for the same ("by" is not a grouping there).
+    check(
+        &gallery(),
+        "Show the rooms shared by pictures priced below 100 and above 900.",
         rooms,
     );
     // Conditions on a joined table: grouped by the outputs of the reader.
@@ -144,5 +150,34 @@ fn the_rows_the_conditions_are_about_may_be_named_by_a_column_or_a_row_noun() {
             .iter()
             .any(|s| s.text == "authors" && s.element == "the rows of table submission"),
         "{spans:?}"
+    );
+}
+
+#[test]
+fn the_rows_shared_are_not_outputs_and_a_year_is_no_quantity() {
+    let mut technicians = snapshot_of(
+        "repairs",
+        vec![table(
+            "technician",
+            vec![
+                col("id", "INTEGER", true),
+                col("Name", "TEXT", false),
+                col("Team", "TEXT", false),
+                col("Starting_Year", "INTEGER", false),
+            ],
+            vec![],
+        )],
+    );
+    describe(
+        &mut technicians,
+        "technician",
+        "Team",
+        samples(&["CLE", "CWS"]),
+    );
+    // "technicians" names the rows that share the years, not their names as an output.
+    check(
+        &technicians,
+        "Show the starting years shared by technicians from team CLE and CWS.",
+        "SELECT t.Starting_Year AS starting_year FROM technician AS t WHERE t.Team = 'CLE' OR t.Team = 'CWS' GROUP BY t.Starting_Year HAVING SUM(CASE WHEN t.Team = 'CLE' THEN 1 ELSE 0 END) > 0 AND SUM(CASE WHEN t.Team = 'CWS' THEN 1 ELSE 0 END) > 0 ORDER BY t.Starting_Year LIMIT 10000",
     );
 }

@@ -83,8 +83,7 @@ pub(crate) fn cover(
             let table = m.target.table(index);
             (
                 format!("the rows of table {}", index.tables[table].name),
-                used.tables
-                    .contains(&index.tables[table].name.to_lowercase()),
+                used.reads_table(index, table),
             )
         } else if analysis.absent_with.contains(&k) {
             (
@@ -359,10 +358,7 @@ fn element_of(m: &Mention, index: &SchemaIndex, used: &Used) -> (String, bool) {
     match &m.target {
         Target::Table(t) => {
             let name = &index.tables[*t].name;
-            (
-                format!("table {name}"),
-                used.tables.contains(&name.to_lowercase()),
-            )
+            (format!("table {name}"), used.reads_table(index, *t))
         }
         Target::Column(c) => {
             let col = &index.columns[*c];

@@ -631,10 +631,16 @@ impl Builder<'_> {
         let mut tables: Vec<usize> = Vec::new();
         if let Some(t) = described {
             tables.push(t);
-            tables.extend(
-                (0..self.index.tables.len())
-                    .filter(|x| *x != t && self.index.refers_directly(t, *x)),
-            );
+            let mut referred: Vec<usize> = self
+                .index
+                .foreign_keys
+                .iter()
+                .filter(|f| f.from == t && f.to != t)
+                .map(|f| f.to)
+                .collect();
+            referred.sort_unstable();
+            referred.dedup();
+            tables.extend(referred);
         }
         tables.extend(self.mentions.iter().map(|m| self.table_of(m)));
         readings.iter().find_map(|(dimension, desc)| {
@@ -642,7 +648,7 @@ impl Builder<'_> {
                 self.index.tables[*t].columns.iter().find_map(|c| {
                     dimension
                         .reads(&self.index.columns[*c])
-                        .map(|later| (*c, if later { !*desc } else { *desc }))
+                        .map(|later| (*c, *desc != later))
                 })
             })
         })

@@ -274,21 +274,12 @@ struct Exprs<'a> {
 
 impl<'a> Exprs<'a> {
     fn new(a: &'a Analysis, index: &'a SchemaIndex, layout: &'a Layout) -> Self {
-        let keys: Vec<usize> = index.tables[a.base]
-            .columns
-            .iter()
-            .copied()
-            .filter(|c| index.columns[*c].is_pk)
-            .collect();
         Exprs {
             a,
             index,
             layout,
             fans_out: layout.fans_out(a, index),
-            base_key: match keys.as_slice() {
-                [one] => Some(*one),
-                _ => None,
-            },
+            base_key: index.single_key(a.base),
         }
     }
 

@@ -69,6 +69,11 @@ impl Used {
         used
     }
 
+    /// Whether the plan reads table `t` of `index`.
+    pub(super) fn reads_table(&self, index: &SchemaIndex, t: usize) -> bool {
+        self.tables.contains(&index.tables[t].name.to_lowercase())
+    }
+
     /// Whether the plan reads column `c` of `index` (anywhere: output, filter, grouping,
     /// ordering).
     pub(super) fn reads_column(&self, index: &SchemaIndex, c: usize) -> bool {

@@ -102,13 +102,7 @@ fn table_of(
 /// The one-column primary key of table `t`, when it is an identifier: a number, or a
 /// name with "id" in it (not a key that is the table's name, such as `song_name`).
 fn key_of(index: &SchemaIndex, t: usize) -> Option<usize> {
-    let mut keys = index.tables[t]
-        .columns
-        .iter()
-        .copied()
-        .filter(|c| index.columns[*c].is_pk);
-    let key = keys.next()?;
+    let key = index.single_key(t)?;
     let col = &index.columns[key];
-    let identifier = col.class == TypeClass::Numeric || col.name.to_lowercase().contains("id");
-    (keys.next().is_none() && identifier).then_some(key)
+    (col.class == TypeClass::Numeric || col.name.to_lowercase().contains("id")).then_some(key)
 }

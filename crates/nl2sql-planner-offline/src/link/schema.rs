@@ -229,6 +229,17 @@ impl SchemaIndex {
         snapshot.contract.tables.keys().position(|k| k == key)
     }
 
+    /// The primary key of `table` when it is one column.
+    pub(crate) fn single_key(&self, table: usize) -> Option<usize> {
+        let mut keys = self.tables[table]
+            .columns
+            .iter()
+            .copied()
+            .filter(|c| self.columns[*c].is_pk);
+        let key = keys.next()?;
+        keys.next().is_none().then_some(key)
+    }
+
     /// The column that names a row of `table`: `name`, `title`, `label`, `…_name`, then the
     /// first non-key text column, then the primary key.
     pub(crate) fn label_column(&self, table: usize) -> Option<usize> {

@@ -12,6 +12,7 @@ use super::text::{Token, split_ident, stem};
 mod booleans;
 mod cache;
 mod countries;
+mod full_names;
 mod genders;
 mod keys;
 mod listed;
@@ -45,6 +46,7 @@ pub(crate) fn link(
     mentions.extend(booleans::booleans(tokens, used, index, &mut taken));
     mentions.extend(countries::countries(tokens, used, index, &mut taken));
     mentions.extend(genders::genders(tokens, used, index, &mut taken));
+    mentions.extend(full_names::full_names(tokens, used, index, &mut taken));
     mentions.extend(names(tokens, used, index, &mut taken));
     mentions.extend(values_partial(tokens, used, index, &mut taken));
     mentions.extend(values::place_names(text, tokens, used, index, &mut taken));
@@ -59,6 +61,7 @@ pub(crate) fn link(
     };
     mentions.sort_by_key(|m| m.start);
     resolve_ties(&mut mentions, tokens, index, prefer);
+    full_names::same_table(&mut mentions, tokens, index);
     let mentions = complete_names(mentions, tokens, index);
     let mut mentions = merge_qualified(mentions, tokens, index);
     names_of_tables(&mut mentions, tokens, index);
@@ -67,53 +70,97 @@ pub(crate) fn link(
 }
 
 /// "the names of all movies" where movies have a title, not a name: the name the
-/// question asks for is the named table's label, not another table's `name` column.
+/// question asks for is the named table's label, not another table's `name` column (nor
+/// another `…name` column of the same table: "the names of songs" are `song_name`, not
+/// `artist_name`). A list of columns before "of" belongs to the table too ("the names
+/// and locations of festivals").
 fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], index: &SchemaIndex) {
     for k in 0..mentions.len() {
         let m = &mentions[k];
         let Target::Column(c) = m.target else {
             continue;
         };
-        if m.end != m.start + 1 || !tokens[m.start].is_any(&["name", "names"]) {
-            continue;
-        }
-        let mut at = m.end;
-        if !tokens.get(at).is_some_and(|t| t.is("of")) {
-            continue;
-        }
-        at += 1;
-        while tokens
-            .get(at)
-            .is_some_and(|t| t.is_any(&["the", "all", "each", "every", "its", "their", "a", "an"]))
+        if m.end != m.start + 1
+            || !tokens[m.start].is_any(&["name", "names"])
+            || (m.start > 0 && tokens[m.start - 1].is("full"))
         {
-            at += 1;
+            continue;
         }
-        // The table, or a column qualified by its table's word ("movies directed").
-        let Some(t) = mentions
-            .get(k + 1)
-            .filter(|n| n.start == at)
-            .and_then(|n| match n.target {
-                Target::Table(t) => Some(t),
-                Target::Column(o) => {
-                    let t = index.columns[o].table;
-                    index.tables[t]
-                        .stems
-                        .contains(&tokens[at].stem)
-                        .then_some(t)
-                }
-                _ => None,
-            })
+        // Past the other columns of a list ("names and locations of").
+        let mut at = m.end;
+        let mut next = k + 1;
+        while tokens.get(at).is_some_and(|t| t.is_any(&["and", ","])) {
+            let Some(n) = mentions
+                .get(next)
+                .filter(|n| n.start == at + 1 && matches!(n.target, Target::Column(_)))
+            else {
+                break;
+            };
+            at = n.end;
+            next += 1;
+        }
+        let Some(t) = table_after_of(mentions, tokens, index, at) else {
+            continue;
+        };
+        let Some(label) = index
+            .label_column(t)
+            .filter(|l| index.columns[*l].class == TypeClass::Text)
         else {
             continue;
         };
-        if index.columns[c].table == t {
-            continue;
-        }
-        if let Some(label) = index.label_column(t)
-            && index.columns[label].class == TypeClass::Text
+        if index.columns[c].table != t || (label != c && ends_with_name(&index.columns[label].name))
         {
             mentions[k].target = Target::Column(label);
         }
+    }
+}
+
+/// Whether a column's name ends in "name" (`song_name`, `Name`).
+fn ends_with_name(column: &str) -> bool {
+    column.to_lowercase().ends_with("name")
+}
+
+/// Words between "of" and the table it names.
+const OF_DETERMINERS: &[&str] = &[
+    "the", "all", "each", "every", "its", "their", "his", "her", "a", "an",
+];
+
+/// The table named right after "of" at `at` ("the name of its factory", "the names of
+/// all female students"): past a determiner or "all" and values that qualify the rows,
+/// the table, or a column qualified by its table's word ("movies directed").
+fn table_after_of(
+    mentions: &[Mention],
+    tokens: &[Token],
+    index: &SchemaIndex,
+    at: usize,
+) -> Option<usize> {
+    if !tokens.get(at).is_some_and(|t| t.is("of")) {
+        return None;
+    }
+    let mut at = at + 1;
+    loop {
+        if tokens.get(at).is_some_and(|t| t.is_any(OF_DETERMINERS)) {
+            at += 1;
+        } else if let Some(v) = mentions
+            .iter()
+            .find(|n| n.start == at && matches!(n.target, Target::Value { .. }))
+        {
+            at = v.end;
+        } else {
+            break;
+        }
+    }
+    let n = mentions.iter().find(|n| n.start == at)?;
+    match n.target {
+        Target::Table(t) => Some(t),
+        Target::Column(o) => {
+            let t = index.columns[o].table;
+            index.tables[t]
+                .stems
+                .contains(&tokens[at].stem)
+                .then_some(t)
+        }
+        Target::Value { .. } => None,
     }
 }
 
@@ -274,6 +321,11 @@ fn resolve_ties(
             _ => None,
         })
         .collect();
+    let value_spans: Vec<(usize, usize)> = mentions
+        .iter()
+        .filter(|m| matches!(m.target, Target::Value { .. }))
+        .map(|m| (m.start, m.end))
+        .collect();
     // In question order; each choice joins the context of the next.
     for m in mentions.iter_mut() {
         let Some(alts) = alternatives(m) else {
@@ -298,17 +350,20 @@ fn resolve_ties(
                 .unwrap_or(usize::MAX)
                 .min(8)
         };
-        // "the name of its factory": the table named after "of" (and a determiner).
+        // "the name of its factory", "the last names of female students": the table
+        // named after "of" (past a determiner, "all" and values that qualify its rows).
         let of_table = {
             let mut k = end;
             if tokens.get(k).is_some_and(|t| t.is("of")) {
                 k += 1;
-                if tokens.get(k).is_some_and(|t| {
-                    t.is_any(&[
-                        "the", "its", "their", "his", "her", "a", "an", "each", "every",
-                    ])
-                }) {
-                    k += 1;
+                loop {
+                    if tokens.get(k).is_some_and(|t| t.is_any(OF_DETERMINERS)) {
+                        k += 1;
+                    } else if let Some(&(_, e)) = value_spans.iter().find(|(s, _)| *s == k) {
+                        k = e;
+                    } else {
+                        break;
+                    }
                 }
                 tables_at
                     .iter()

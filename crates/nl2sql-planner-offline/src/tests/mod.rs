@@ -21,6 +21,7 @@ mod id_words;
 mod intersections;
 mod keys;
 mod literals;
+mod names_of;
 mod negations;
 mod nouns;
 mod per_answer;

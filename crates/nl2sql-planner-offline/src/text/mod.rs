@@ -479,15 +479,36 @@ pub(crate) fn rate_unit(word: &str) -> Option<&'static str> {
     RATE_UNITS.iter().find(|u| **u == base).copied()
 }
 
-/// An identifier's words with conventional abbreviations spelt out.
+/// An identifier's words with conventional abbreviations spelt out, also where the case
+/// split an abbreviation's first letter off (`LName` → `l name` → `last name`).
 fn spelt_out(name: &str) -> Vec<String> {
-    split_ident(name)
-        .into_iter()
-        .flat_map(|w| match ABBREVIATIONS.iter().find(|(a, _)| *a == w) {
-            Some((_, words)) => words.iter().map(|s| (*s).to_owned()).collect(),
-            None => vec![w],
-        })
-        .collect()
+    let abbreviation = |w: &str| {
+        ABBREVIATIONS
+            .iter()
+            .find(|(a, _)| *a == w)
+            .map(|(_, ws)| *ws)
+    };
+    let words = split_ident(name);
+    let mut out = Vec::with_capacity(words.len());
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        let joined = (w.len() == 1)
+            .then(|| words.get(i + 1))
+            .flatten()
+            .and_then(|next| abbreviation(&format!("{w}{next}")));
+        if let Some(spelt) = joined {
+            out.extend(spelt.iter().map(|s| (*s).to_owned()));
+            i += 2;
+            continue;
+        }
+        match abbreviation(w) {
+            Some(spelt) => out.extend(spelt.iter().map(|s| (*s).to_owned())),
+            None => out.push(w.clone()),
+        }
+        i += 1;
+    }
+    out
 }
 
 /// The stems of an identifier's words (`quantity_produced` → `quantity produc`;

@@ -1,0 +1,172 @@
+//! Which table's name a question asks for: "the names of songs" are the song's own
+//! `song_name` (not the `artist_name` beside it), "the names and locations of festivals"
+//! the festival's, "the last names of female students" the student's (`LName`, split by
+//! case, is a last name too; the value between "of" and the table does not hide it), and
+//! "the full name" of a person the first and the last name. Over small schemas named
+//! unlike every fixture.
+
+use nl2sql_state::{SchemaContract, SchemaSnapshot};
+
+use super::rules::{check, describe};
+use super::{col, samples, snapshot_of, table};
+
+fn music() -> SchemaSnapshot {
+    let mut snapshot = snapshot_of(
+        "music",
+        vec![
+            table(
+                "artist",
+                vec![
+                    col("artist_name", "TEXT", true),
+                    col("country", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "song",
+                vec![
+                    col("song_name", "TEXT", true),
+                    col("artist_name", "TEXT", false),
+                    col("languages", "TEXT", false),
+                    col("rating", "INTEGER", false),
+                ],
+                vec![("artist_name", "artist")],
+            ),
+        ],
+    );
+    describe(
+        &mut snapshot,
+        "song",
+        "languages",
+        samples(&["english", "bangla"]),
+    );
+    snapshot
+}
+
+#[test]
+fn the_names_of_a_table_are_its_own_name_column() {
+    check(
+        &music(),
+        "What are the names of all songs in English?",
+        "SELECT s.song_name AS song_name FROM song AS s WHERE s.languages = 'english' LIMIT 10000",
+    );
+    check(
+        &music(),
+        "Give me the names of all songs ordered by their rating.",
+        "SELECT s.song_name AS song_name, s.rating AS rating FROM song AS s ORDER BY s.rating LIMIT 10000",
+    );
+}
+
+fn festivals() -> SchemaSnapshot {
+    snapshot_of(
+        "awards",
+        vec![
+            table(
+                "festival_detail",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("Festival_Name", "TEXT", false),
+                    col("Location", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "artwork",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("Name", "TEXT", false),
+                    col("festival_id", "INTEGER", false),
+                ],
+                vec![("festival_id", "festival_detail")],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn a_list_of_columns_before_of_belongs_to_the_table_after_it() {
+    check(
+        &festivals(),
+        "What are the names and locations of festivals?",
+        "SELECT fd.Festival_Name AS festival_name, fd.Location AS location FROM festival_detail AS fd LIMIT 10000",
+    );
+}
+
+fn campus() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("campus", "sqlite");
+    contract.add_table(table(
+        "Faculty",
+        vec![
+            col("FacID", "INTEGER", true),
+            col("Lname", "TEXT", false),
+            col("Fname", "TEXT", false),
+            col("Sex", "TEXT", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "Student",
+        vec![
+            col("StuID", "INTEGER", true),
+            col("LName", "TEXT", false),
+            col("Fname", "TEXT", false),
+            col("Age", "INTEGER", false),
+            col("Sex", "TEXT", false),
+        ],
+        vec![],
+    ));
+    let mut snapshot = SchemaSnapshot {
+        contract,
+        metadata: None,
+    };
+    describe(&mut snapshot, "Student", "Sex", samples(&["F", "M"]));
+    describe(&mut snapshot, "Faculty", "Sex", samples(&["F", "M"]));
+    snapshot
+}
+
+#[test]
+fn a_column_of_the_table_after_of_past_the_values_that_qualify_it() {
+    check(
+        &campus(),
+        "What are the last names of female students, ordered by age descending?",
+        "SELECT s.LName AS lname, s.Age AS age FROM Student AS s WHERE s.Sex = 'F' ORDER BY s.Age DESC LIMIT 10000",
+    );
+    check(
+        &campus(),
+        "What are the last names of all faculty members?",
+        "SELECT f.Lname AS lname FROM Faculty AS f LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_full_name_is_the_first_and_the_last_name() {
+    check(
+        &campus(),
+        "What are the full names of all students older than 20?",
+        "SELECT s.Fname AS fname, s.LName AS lname FROM Student AS s WHERE s.Age > 20 LIMIT 10000",
+    );
+    check(
+        &campus(),
+        "What is the full name of the oldest student?",
+        "SELECT s.Fname AS fname, s.LName AS lname, s.Age AS age FROM Student AS s ORDER BY s.Age DESC LIMIT 1",
+    );
+    // A schema with a full-name column of its own names it.
+    let members = snapshot_of(
+        "club",
+        vec![table(
+            "member",
+            vec![
+                col("member_id", "INTEGER", true),
+                col("full_name", "TEXT", false),
+                col("first_name", "TEXT", false),
+                col("last_name", "TEXT", false),
+            ],
+            vec![],
+        )],
+    );
+    check(
+        &members,
+        "What are the full names of all members?",
+        "SELECT m.full_name AS full_name FROM member AS m LIMIT 10000",
+    );
+}

@@ -281,10 +281,10 @@ impl Builder<'_> {
                 ranking.order_measure = Some((m, desc));
                 self.a.limit = n;
             }
-            RankKey::Time => match entity
-                .table
-                .and_then(|t| self.when_column(t).or_else(|| self.index.time_column(t)))
-            {
+            RankKey::Time => match entity.table.and_then(|t| {
+                self.when_column(t)
+                    .or_else(|| self.index.ranking_time_column(t))
+            }) {
                 Some(c) => ranking.row_rank = Some((c, desc, n)),
                 None => return Err(nothing("date")),
             },
@@ -379,7 +379,7 @@ impl Builder<'_> {
     ) -> Ranking {
         let mut ranking = Ranking::default();
         let m = self.push_measure(plain(Agg::Count, None, t));
-        let time = self.index.time_column(t);
+        let time = self.index.ranking_time_column(t);
         let extreme = if desc { Agg::Max } else { Agg::Min };
         match entity.column {
             // "the latest maintenance date for each machine": the latest per group.
@@ -401,7 +401,8 @@ impl Builder<'_> {
                     self.push_measure(plain(extreme, Some(c), t));
                     return ranking;
                 }
-                match time {
+                // A count ranks by time only when it asks for the latest rows.
+                match time.filter(|_| latest) {
                     Some(c) => ranking.row_rank = Some((c, desc, n)),
                     None => self.a.limit = n,
                 }

@@ -600,7 +600,12 @@ impl Builder<'_> {
 
     /// A ranking of mention `k`'s values by how often they occur: group by it, count the
     /// rows of its table, rank the groups.
-    fn frequency_rank(&mut self, k: usize, desc: bool) -> Option<(RankKey, bool, Option<i64>)> {
+    fn frequency_rank(
+        &mut self,
+        k: usize,
+        sup_end: usize,
+        desc: bool,
+    ) -> Option<(RankKey, bool, Option<i64>)> {
         self.consumed[k] = true;
         let (col, table) = match self.mentions[k].target {
             Target::Column(c) => (Some(c), self.index.columns[c].table),
@@ -612,6 +617,10 @@ impl Builder<'_> {
         {
             self.a.group_by.push(c);
         }
+        // "the most common genre in all tracks", "the position most common among
+        // players": the rows counted are the table named after it.
+        let after = self.mentions[k].end.max(sup_end);
+        let table = self.counted_rows_after(after, table).unwrap_or(table);
         let m = self.push_measure(Measure {
             agg: Agg::Count,
             column: None,
@@ -623,12 +632,134 @@ impl Builder<'_> {
         Some((RankKey::Measure(m), desc, Some(1)))
     }
 
+    /// The table named right after `from` by "in", "among" or "across" (and "all" or
+    /// "the"), other than `own`, which refers to `own` (or is linked to it through a table
+    /// of pairs), or a column of `own` itself: the
+    /// rows a frequency counts. The mention is consumed (it names the counted rows, not an
+    /// output).
+    fn counted_rows_after(&mut self, from: usize, own: usize) -> Option<usize> {
+        let mut at = from;
+        if !self.tokens.get(at)?.is_any(&["in", "among", "across"]) {
+            return None;
+        }
+        at += 1;
+        while self
+            .tokens
+            .get(at)
+            .is_some_and(|t| t.is_any(&["all", "the"]))
+        {
+            at += 1;
+        }
+        let (k, target) = self
+            .mentions
+            .iter()
+            .enumerate()
+            .find(|(k, m)| m.start == at && !self.consumed[*k])?;
+        let t = match target.target {
+            // Rows of another table about `own` rows: referring to them, or linked to them
+            // through a table of pairs ("across all products": each product's
+            // characteristics).
+            Target::Table(t)
+                if t != own
+                    && (self.index.refers_to(t, own)
+                        || self.index.link_table(t, own).is_some()) =>
+            {
+                t
+            }
+            // "among players" over a table whose `player` column says whose row it is: the
+            // rows of the table itself.
+            Target::Column(c)
+                if self.index.columns[c].table == own && !self.index.columns[c].is_measure() =>
+            {
+                own
+            }
+            _ => return None,
+        };
+        self.consumed[k] = true;
+        self.a.rows_named.push(k);
+        Some(t)
+    }
+
+    /// "starting with the oldest", "beginning with the most recent", "from the most
+    /// recent to the oldest": the superlative at `start..end` starts an order of every
+    /// row, it picks none.
+    fn starts_an_order(&self, start: usize, end: usize) -> bool {
+        let w = |i: Option<usize>| i.and_then(|i| self.tokens.get(i)).map(|t| t.lower.as_str());
+        let mut at = start.checked_sub(1);
+        if w(at) == Some("the") {
+            at = at.and_then(|a| a.checked_sub(1));
+        }
+        let before = at.and_then(|a| a.checked_sub(1));
+        let starting = matches!(w(at), Some("with" | "from"))
+            && matches!(
+                w(before),
+                Some("starting" | "beginning" | "start" | "begin")
+            );
+        let range = w(at) == Some("from")
+            && self
+                .cues
+                .supers
+                .iter()
+                .any(|o| o.start >= end && self.ends_an_order(o.start));
+        starting || range
+    }
+
+    /// "three churches that opened most recently": the count written before the table a
+    /// later superlative picks rows of (with no top-N cue of its own).
+    fn rows_counted_before(&self, start: usize) -> Option<i64> {
+        if self.cues.top.is_some() {
+            return None;
+        }
+        let m = self
+            .mentions
+            .iter()
+            .rev()
+            .find(|m| m.end <= start && matches!(m.target, Target::Table(_)))?;
+        let at = m.start.checked_sub(1)?;
+        let t = &self.tokens[at];
+        let n = t
+            .number()
+            .or_else(|| crate::text::number_word(&t.lower).map(|n| n as f64))?;
+        ((1.0..1000.0).contains(&n) && n.fract() == 0.0 && !self.cues.used[at]).then_some(n as i64)
+    }
+
+    /// The superlative at `start` ends "from the … to the …".
+    fn ends_an_order(&self, start: usize) -> bool {
+        let w = |i: Option<usize>| i.and_then(|i| self.tokens.get(i)).map(|t| t.lower.as_str());
+        let mut at = start.checked_sub(1);
+        if w(at) == Some("the") {
+            at = at.and_then(|a| a.checked_sub(1));
+        }
+        w(at) == Some("to")
+            && self.cues.supers.iter().any(|o| {
+                o.end <= start && o.start >= 2 && {
+                    let mut f = o.start - 1;
+                    if self.tokens[f].is("the") {
+                        f -= 1;
+                    }
+                    self.tokens[f].is("from")
+                }
+            })
+    }
+
     pub(super) fn superlatives(
         &mut self,
         agg_measures: &[usize],
         rank: &mut Option<(RankKey, bool, Option<i64>)>,
     ) {
         for s in &self.cues.supers {
+            // "from the most recent to the oldest": the second names the order's end.
+            if self.ends_an_order(s.start) {
+                self.a.ordering_superlatives.push(s.start);
+                continue;
+            }
+            // "starting with the oldest", "from the most recent to the oldest": every row,
+            // in that order; otherwise the extreme one.
+            let ordering = self.starts_an_order(s.start, s.end);
+            if ordering {
+                self.a.ordering_superlatives.push(s.start);
+            }
+            let limit = (!ordering).then(|| self.rows_counted_before(s.start).unwrap_or(1));
             // "the youngest captain", "the tallest player": the superlative names its
             // measure (an age, a height, a weight of a table the question names).
             if let Some((c, desc)) = self.implied_extreme(s.start, s.end) {
@@ -651,13 +782,27 @@ impl Builder<'_> {
                 *rank = Some((RankKey::Measure(m), s.desc, Some(1)));
                 continue;
             }
+            // "the position most common among players": what is counted is named before;
+            // after "among" come the rows counted.
+            if s.frequency
+                && self
+                    .tokens
+                    .get(s.end)
+                    .is_some_and(|t| t.is_any(&["among", "across"]))
+                && let Some(k) = self.frequency_subject_before(s.start)
+            {
+                if let Some(r) = self.frequency_rank(k, s.end, s.desc) {
+                    *rank = Some(r);
+                }
+                continue;
+            }
             let Some(k) = self.mention_after(s.end, 3) else {
                 // "which type code appears the most often", "the code that is most
                 // common": what is counted is named before.
                 if s.frequency
                     && let Some(k) = self.frequency_subject_before(s.start)
                 {
-                    if let Some(r) = self.frequency_rank(k, s.desc) {
+                    if let Some(r) = self.frequency_rank(k, s.end, s.desc) {
                         *rank = Some(r);
                     }
                     continue;
@@ -690,11 +835,16 @@ impl Builder<'_> {
                     Some((k, m)) => {
                         self.consumed[k] = true;
                         let c = m.column().unwrap_or_default();
-                        *rank = Some((RankKey::Column(c), s.desc, Some(1)));
+                        *rank = Some((RankKey::Column(c), s.desc, limit));
                     }
-                    // A superlative that binds to nothing keeps an earlier ranking.
-                    _ if rank.is_none() || s.time => {
-                        *rank = Some((RankKey::Time, s.desc, Some(1)));
+                    // A superlative that binds to nothing keeps an earlier ranking; one
+                    // in time ranks by the time of the rows; any other names nothing to
+                    // rank by ("the most", "the greatest number of times").
+                    _ if s.time => {
+                        *rank = Some((RankKey::Time, s.desc, limit));
+                    }
+                    _ if rank.is_none() => {
+                        *rank = Some((RankKey::Nothing, s.desc, Some(1)));
                     }
                     _ => {}
                 }
@@ -704,13 +854,13 @@ impl Builder<'_> {
             if s.counted && !s.frequency && matches!(target, Target::Table(_)) {
                 // "the 3 oldest machines": the table is what is listed, not a key.
                 if s.time {
-                    *rank = Some((RankKey::Time, s.desc, Some(1)));
+                    *rank = Some((RankKey::Time, s.desc, limit));
                 }
                 continue;
             }
             if s.frequency {
                 // "most common defect type": group by it, count, rank.
-                if let Some(r) = self.frequency_rank(k, s.desc) {
+                if let Some(r) = self.frequency_rank(k, s.end, s.desc) {
                     *rank = Some(r);
                 }
                 continue;
@@ -718,8 +868,8 @@ impl Builder<'_> {
             self.consumed[k] = true;
             let key = match target {
                 // "the most recently produced products": the time of the verb's rows.
-                Target::Column(c) if s.time && !self.index.columns[c].is_temporal() => {
-                    match self.index.time_column(self.index.columns[c].table) {
+                Target::Column(c) if s.time && !self.index.columns[c].is_named_as_time() => {
+                    match self.index.ranking_time_column(self.index.columns[c].table) {
                         Some(t) => RankKey::Column(t),
                         None => RankKey::Time,
                     }
@@ -767,7 +917,7 @@ impl Builder<'_> {
                 Target::Table(t) => RankKey::Count(t),
                 Target::Value { .. } => continue,
             };
-            *rank = Some((key, s.desc, Some(1)));
+            *rank = Some((key, s.desc, limit));
         }
     }
 }

@@ -45,9 +45,10 @@ impl Builder<'_> {
             .outputs
             .retain(|o| matches!(o, Output::Column(c) if outputs.contains(c)));
         self.a.order.retain(|(o, _)| self.a.outputs.contains(o));
-        self.a.rows_named = (0..self.mentions.len())
+        let named: Vec<usize> = (0..self.mentions.len())
             .filter(|k| matches!(self.mentions[*k].target, Target::Column(c) if rows.contains(&c)))
             .collect();
+        self.a.rows_named.extend(named);
         self.group_by_outputs();
         self.a
             .notes

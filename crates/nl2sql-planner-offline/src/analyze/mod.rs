@@ -180,8 +180,12 @@ pub(crate) struct Analysis {
     pub(crate) per_answer: Vec<(Vec<usize>, bool)>,
     /// Mentions (indexes into `mentions`) of columns that name the rows an intersection's
     /// conditions are about ("colleges that have both authors with a score above 90 and
-    /// …"), not an output.
+    /// …"), or the rows a frequency counts ("the most common genre in all tracks"), not
+    /// an output.
     pub(crate) rows_named: Vec<usize>,
+    /// First tokens of superlatives that order every row instead of picking the extreme
+    /// ones ("starting with the oldest", "from the most recent to the oldest").
+    pub(crate) ordering_superlatives: Vec<usize>,
     /// Tables joined only so that the listed rows have rows there ("categories produced
     /// in a run").
     pub(crate) joined: Vec<usize>,

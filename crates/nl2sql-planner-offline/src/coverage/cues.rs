@@ -112,7 +112,10 @@ pub(super) fn missing_cues(
         if inside_mention(cue.start, cue.end) {
             continue;
         }
-        let ok = ranked || functions.contains("MIN") || functions.contains("MAX");
+        let ok = ranked
+            || functions.contains("MIN")
+            || functions.contains("MAX")
+            || (analysis.ordering_superlatives.contains(&cue.start) && !plan.order_by.is_empty());
         if !ok {
             out.push((
                 cue.start,

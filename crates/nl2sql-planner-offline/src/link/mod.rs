@@ -60,11 +60,11 @@ pub(crate) fn link(
         _ => None,
     };
     mentions.sort_by_key(|m| m.start);
-    resolve_ties(&mut mentions, tokens, index, prefer);
+    resolve_ties(&mut mentions, tokens, used, index, prefer);
     full_names::same_table(&mut mentions, tokens, index);
     let mentions = complete_names(mentions, tokens, index);
     let mut mentions = merge_qualified(mentions, tokens, index);
-    names_of_tables(&mut mentions, tokens, index);
+    names_of_tables(&mut mentions, tokens, used, index);
     keys::key_words(&mut mentions, tokens, used, index);
     mentions
 }
@@ -74,7 +74,7 @@ pub(crate) fn link(
 /// another `…name` column of the same table: "the names of songs" are `song_name`, not
 /// `artist_name`). A list of columns before "of" belongs to the table too ("the names
 /// and locations of festivals").
-fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], index: &SchemaIndex) {
+fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], index: &SchemaIndex) {
     for k in 0..mentions.len() {
         let m = &mentions[k];
         let Target::Column(c) = m.target else {
@@ -99,7 +99,7 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], index: &SchemaInd
             at = n.end;
             next += 1;
         }
-        let Some(t) = table_after_of(mentions, tokens, index, at) else {
+        let Some(t) = table_after_of(mentions, tokens, used, index, at) else {
             continue;
         };
         let Some(label) = index
@@ -120,6 +120,12 @@ fn ends_with_name(column: &str) -> bool {
     column.to_lowercase().ends_with("name")
 }
 
+/// A word an intent cue took ("the name of the most recent movie"): it qualifies the
+/// rows, it names no table.
+fn cue_word(used: &[bool], at: usize) -> bool {
+    used.get(at).copied().unwrap_or(false)
+}
+
 /// Words between "of" and the table it names.
 const OF_DETERMINERS: &[&str] = &[
     "the", "all", "each", "every", "its", "their", "his", "her", "a", "an",
@@ -127,10 +133,12 @@ const OF_DETERMINERS: &[&str] = &[
 
 /// The table named right after "of" at `at` ("the name of its factory", "the names of
 /// all female students"): past a determiner or "all" and values that qualify the rows,
-/// the table, or a column qualified by its table's word ("movies directed").
+/// the table, or a column qualified by its table's word ("movies directed"). Words of
+/// intent cues between are passed too ("the name of the most recent movie").
 fn table_after_of(
     mentions: &[Mention],
     tokens: &[Token],
+    used: &[bool],
     index: &SchemaIndex,
     at: usize,
 ) -> Option<usize> {
@@ -139,7 +147,7 @@ fn table_after_of(
     }
     let mut at = at + 1;
     loop {
-        if tokens.get(at).is_some_and(|t| t.is_any(OF_DETERMINERS)) {
+        if tokens.get(at).is_some_and(|t| t.is_any(OF_DETERMINERS)) || cue_word(used, at) {
             at += 1;
         } else if let Some(v) = mentions
             .iter()
@@ -275,6 +283,7 @@ fn merge_qualified(mentions: Vec<Mention>, tokens: &[Token], index: &SchemaIndex
 fn resolve_ties(
     mentions: &mut [Mention],
     tokens: &[Token],
+    used: &[bool],
     index: &SchemaIndex,
     prefer: Option<TypeClass>,
 ) {
@@ -357,7 +366,8 @@ fn resolve_ties(
             if tokens.get(k).is_some_and(|t| t.is("of")) {
                 k += 1;
                 loop {
-                    if tokens.get(k).is_some_and(|t| t.is_any(OF_DETERMINERS)) {
+                    if tokens.get(k).is_some_and(|t| t.is_any(OF_DETERMINERS)) || cue_word(used, k)
+                    {
                         k += 1;
                     } else if let Some(&(_, e)) = value_spans.iter().find(|(s, _)| *s == k) {
                         k = e;

@@ -61,6 +61,18 @@ impl ColumnInfo {
     pub(crate) fn is_temporal(&self) -> bool {
         matches!(self.class, TypeClass::Date | TypeClass::DateTime)
     }
+
+    /// A date or timestamp column, or one named as a date or a year (`date`, `Open_Year`,
+    /// `year_join`) of a type that orders like one (text or a number), not a key.
+    pub(crate) fn is_named_as_time(&self) -> bool {
+        self.is_temporal()
+            || (!self.is_key
+                && matches!(self.class, TypeClass::Text | TypeClass::Numeric)
+                && self
+                    .plain
+                    .iter()
+                    .any(|w| *w == stem("date") || *w == stem("year")))
+    }
 }
 
 /// A table of the index.
@@ -354,6 +366,31 @@ impl SchemaIndex {
             .iter()
             .find(|c| self.columns[**c].is_temporal())
             .copied()
+    }
+
+    /// What a ranking in time ("the most recent", "the latest", "the earliest") of `table`
+    /// ranks by: its first date or timestamp column, else its one column named as a date
+    /// or a year whatever its type (`races.date` kept as text, `shop.Open_Year` as an
+    /// integer; a date before a year); `None` when there is none, or more than one such
+    /// name to choose from.
+    pub(crate) fn ranking_time_column(&self, table: usize) -> Option<usize> {
+        if let Some(c) = self.time_column(table) {
+            return Some(c);
+        }
+        // A date is finer than a year: `races.date` over `races.year`.
+        let only = |word: &str| {
+            let word = stem(word);
+            let mut named = self.tables[table].columns.iter().copied().filter(|c| {
+                let col = &self.columns[*c];
+                col.is_named_as_time() && col.plain.contains(&word)
+            });
+            match (named.next(), named.next()) {
+                (Some(c), None) => Some(c),
+                _ => None,
+            }
+        };
+        self.tables.get(table)?;
+        only("date").or_else(|| only("year"))
     }
 
     /// The numeric column that best stands for "how much of `table`": one whose name

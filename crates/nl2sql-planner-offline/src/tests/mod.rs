@@ -29,6 +29,7 @@ mod phrasing;
 mod readings;
 mod rules;
 mod ties;
+mod time_rankings;
 mod years;
 
 use std::path::Path;

@@ -287,8 +287,37 @@ fn resolve_ties(
     index: &SchemaIndex,
     prefer: Option<TypeClass>,
 ) {
+    // "rooms that have no reservations": the rows without matches are the table Rooms,
+    // not `Reservations.Room`, the column that points at it; before a negation a column
+    // referring to a table the same words name is not a reading of them. (Elsewhere it
+    // often is: "the grape of each wine" is `wine.Grape`.)
+    let negated_after = |m: &Mention| {
+        tokens[m.end..(m.end + 4).min(tokens.len())]
+            .iter()
+            .any(|t| t.is_any(&["no", "not", "never", "without", "none"]))
+    };
     let alternatives = |m: &Mention| -> Option<Vec<(Target, u32)>> {
-        (!m.alternatives.is_empty()).then(|| m.alternatives.clone())
+        if !negated_after(m) {
+            return (!m.alternatives.is_empty()).then(|| m.alternatives.clone());
+        }
+        (!m.alternatives.is_empty()).then(|| {
+            let tables: Vec<usize> = m
+                .alternatives
+                .iter()
+                .filter_map(|(t, _)| match t {
+                    Target::Table(t) => Some(*t),
+                    _ => None,
+                })
+                .collect();
+            m.alternatives
+                .iter()
+                .filter(|(t, _)| {
+                    !matches!(t, Target::Column(c)
+                        if tables.iter().any(|&to| index.column_refers_to(*c, to)))
+                })
+                .cloned()
+                .collect()
+        })
     };
     let mut context: Vec<usize> = mentions
         .iter()

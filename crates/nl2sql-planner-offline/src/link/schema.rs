@@ -339,6 +339,18 @@ impl SchemaIndex {
                 .any(|f| f.from == from && f.to != from && self.refers_directly(f.to, to))
     }
 
+    /// True when column `c` is (one of) the referencing columns of a foreign key to `to`.
+    pub(crate) fn column_refers_to(&self, c: usize, to: usize) -> bool {
+        let col = &self.columns[c];
+        self.foreign_keys.iter().any(|f| {
+            f.from == col.table
+                && f.to == to
+                && f.from_columns
+                    .iter()
+                    .any(|n| n.eq_ignore_ascii_case(&col.name))
+        })
+    }
+
     /// True when a foreign key of `from` refers to `to`.
     pub(crate) fn refers_directly(&self, from: usize, to: usize) -> bool {
         self.foreign_keys

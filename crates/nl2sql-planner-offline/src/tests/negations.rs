@@ -30,3 +30,40 @@ fn something_of_the_missing_rows_is_refused() {
         "{sql}"
     );
 }
+
+#[test]
+fn the_rows_without_matches_are_the_table_not_the_column_pointing_at_it() {
+    // "rooms" could be `Reservations.Room` (its words, in a table the question names):
+    // before a negation it is the table that column points at.
+    use super::{col, snapshot_of, table};
+    let inn = snapshot_of(
+        "inn",
+        vec![
+            table(
+                "Rooms",
+                vec![col("id", "TEXT", true), col("roomName", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "Reservations",
+                vec![
+                    col("Code", "INTEGER", true),
+                    col("Room", "TEXT", false),
+                    col("Rate", "REAL", false),
+                ],
+                vec![("Room", "Rooms")],
+            ),
+        ],
+    );
+    check(
+        &inn,
+        "Find the number of rooms that do not have any reservation.",
+        "SELECT COUNT(*) AS room_count FROM Rooms AS r LEFT JOIN Reservations AS r2 ON r.id = r2.Room WHERE r2.Code IS NULL LIMIT 10000",
+    );
+    // Elsewhere the column is read: the room of the reservations.
+    check(
+        &inn,
+        "Show the room and the rate of all reservations.",
+        "SELECT r.Room AS room, r.Rate AS rate FROM Reservations AS r LIMIT 10000",
+    );
+}

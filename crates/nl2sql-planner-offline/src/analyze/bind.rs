@@ -3,7 +3,7 @@
 //! column, a count, a time), with the measures they create.
 
 use super::super::link::{TypeClass, nearest_before};
-use super::super::text::is_money_word;
+use super::super::text::{is_money_word, number_word};
 use super::{Agg, Builder, Measure, Mention, ROW_NOUNS, RankKey, Target, is_singular};
 
 impl Builder<'_> {
@@ -632,11 +632,10 @@ impl Builder<'_> {
         Some((RankKey::Measure(m), desc, Some(1)))
     }
 
-    /// The table named right after `from` by "in", "among" or "across" (and "all" or
-    /// "the"), other than `own`, which refers to `own` (or is linked to it through a table
-    /// of pairs), or a column of `own` itself: the
-    /// rows a frequency counts. The mention is consumed (it names the counted rows, not an
-    /// output).
+    /// The rows a frequency counts, named right after `from` by "in", "among" or
+    /// "across" (and "all" or "the"): a table other than `own` that refers to `own` (or
+    /// is linked to it through a table of pairs), or a column of `own` itself. The
+    /// mention is consumed and recorded as naming rows, not an output.
     fn counted_rows_after(&mut self, from: usize, own: usize) -> Option<usize> {
         let mut at = from;
         if !self.tokens.get(at)?.is_any(&["in", "among", "across"]) {
@@ -685,10 +684,7 @@ impl Builder<'_> {
     /// row, it picks none.
     fn starts_an_order(&self, start: usize, end: usize) -> bool {
         let w = |i: Option<usize>| i.and_then(|i| self.tokens.get(i)).map(|t| t.lower.as_str());
-        let mut at = start.checked_sub(1);
-        if w(at) == Some("the") {
-            at = at.and_then(|a| a.checked_sub(1));
-        }
+        let at = self.word_before_the(start);
         let before = at.and_then(|a| a.checked_sub(1));
         let starting = matches!(w(at), Some("with" | "from"))
             && matches!(
@@ -719,27 +715,29 @@ impl Builder<'_> {
         let t = &self.tokens[at];
         let n = t
             .number()
-            .or_else(|| crate::text::number_word(&t.lower).map(|n| n as f64))?;
+            .or_else(|| number_word(&t.lower).map(|n| n as f64))?;
         ((1.0..1000.0).contains(&n) && n.fract() == 0.0 && !self.cues.used[at]).then_some(n as i64)
     }
 
     /// The superlative at `start` ends "from the … to the …".
     fn ends_an_order(&self, start: usize) -> bool {
-        let w = |i: Option<usize>| i.and_then(|i| self.tokens.get(i)).map(|t| t.lower.as_str());
-        let mut at = start.checked_sub(1);
-        if w(at) == Some("the") {
-            at = at.and_then(|a| a.checked_sub(1));
+        let is = |i: Option<usize>, word: &str| i.is_some_and(|i| self.tokens[i].is(word));
+        is(self.word_before_the(start), "to")
+            && self
+                .cues
+                .supers
+                .iter()
+                .any(|o| o.end <= start && is(self.word_before_the(o.start), "from"))
+    }
+
+    /// The token before `start`, or before a "the" right before it.
+    fn word_before_the(&self, start: usize) -> Option<usize> {
+        let at = start.checked_sub(1)?;
+        if self.tokens[at].is("the") {
+            at.checked_sub(1)
+        } else {
+            Some(at)
         }
-        w(at) == Some("to")
-            && self.cues.supers.iter().any(|o| {
-                o.end <= start && o.start >= 2 && {
-                    let mut f = o.start - 1;
-                    if self.tokens[f].is("the") {
-                        f -= 1;
-                    }
-                    self.tokens[f].is("from")
-                }
-            })
     }
 
     pub(super) fn superlatives(

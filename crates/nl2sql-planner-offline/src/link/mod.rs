@@ -120,16 +120,37 @@ fn ends_with_name(column: &str) -> bool {
     column.to_lowercase().ends_with("name")
 }
 
-/// A word an intent cue took ("the name of the most recent movie"): it qualifies the
-/// rows, it names no table.
-fn cue_word(used: &[bool], at: usize) -> bool {
-    used.get(at).copied().unwrap_or(false)
-}
-
 /// Words between "of" and the table it names.
 const OF_DETERMINERS: &[&str] = &[
     "the", "all", "each", "every", "its", "their", "his", "her", "a", "an",
 ];
+
+/// With "of" at `at`, the first token after it and the words that qualify the rows of
+/// the table it names: determiners and "all", words an intent cue took ("the name of the
+/// most recent movie") and values (`value_end` gives the end of a value starting at a
+/// token). `None` without "of".
+fn past_of(
+    tokens: &[Token],
+    used: &[bool],
+    at: usize,
+    value_end: impl Fn(usize) -> Option<usize>,
+) -> Option<usize> {
+    if !tokens.get(at).is_some_and(|t| t.is("of")) {
+        return None;
+    }
+    let mut at = at + 1;
+    loop {
+        if tokens.get(at).is_some_and(|t| t.is_any(OF_DETERMINERS))
+            || used.get(at).copied().unwrap_or(false)
+        {
+            at += 1;
+        } else if let Some(end) = value_end(at) {
+            at = end;
+        } else {
+            return Some(at);
+        }
+    }
+}
 
 /// The table named right after "of" at `at` ("the name of its factory", "the names of
 /// all female students"): past a determiner or "all" and values that qualify the rows,
@@ -142,22 +163,12 @@ fn table_after_of(
     index: &SchemaIndex,
     at: usize,
 ) -> Option<usize> {
-    if !tokens.get(at).is_some_and(|t| t.is("of")) {
-        return None;
-    }
-    let mut at = at + 1;
-    loop {
-        if tokens.get(at).is_some_and(|t| t.is_any(OF_DETERMINERS)) || cue_word(used, at) {
-            at += 1;
-        } else if let Some(v) = mentions
+    let at = past_of(tokens, used, at, |k| {
+        mentions
             .iter()
-            .find(|n| n.start == at && matches!(n.target, Target::Value { .. }))
-        {
-            at = v.end;
-        } else {
-            break;
-        }
-    }
+            .find(|n| n.start == k && matches!(n.target, Target::Value { .. }))
+            .map(|v| v.end)
+    })?;
     let n = mentions.iter().find(|n| n.start == at)?;
     match n.target {
         Target::Table(t) => Some(t),
@@ -390,28 +401,15 @@ fn resolve_ties(
         };
         // "the name of its factory", "the last names of female students": the table
         // named after "of" (past a determiner, "all" and values that qualify its rows).
-        let of_table = {
-            let mut k = end;
-            if tokens.get(k).is_some_and(|t| t.is("of")) {
-                k += 1;
-                loop {
-                    if tokens.get(k).is_some_and(|t| t.is_any(OF_DETERMINERS)) || cue_word(used, k)
-                    {
-                        k += 1;
-                    } else if let Some(&(_, e)) = value_spans.iter().find(|(s, _)| *s == k) {
-                        k = e;
-                    } else {
-                        break;
-                    }
-                }
-                tables_at
-                    .iter()
-                    .find(|&&(s, _, _, _)| s == k)
-                    .map(|&(_, _, t, _)| t)
-            } else {
-                None
-            }
-        };
+        let of_table = past_of(tokens, used, end, |k| {
+            value_spans.iter().find(|(s, _)| *s == k).map(|&(_, e)| e)
+        })
+        .and_then(|k| {
+            tables_at
+                .iter()
+                .find(|&&(s, _, _, _)| s == k)
+                .map(|&(_, _, t, _)| t)
+        });
         let key = |(t, score): &(Target, u32)| {
             let table = t.table(index);
             let near = (of_table != Some(table), distance(t, table));

@@ -2,13 +2,15 @@
 //! "deliveries that arrived on time" is `on_time = true`, and an English negative of the
 //! adjective ("unpaid", "inactive", "non-preferred" is read by the negation cue; "late" is
 //! a listed antonym of "on time") is the column being false. The adjective is the column's
-//! name without a leading verb (`is_`, `has_`, `was_`…).
+//! name without a leading verb (`is_`, `has_`, `was_`…). A text column whose known values
+//! are only a yes and a no (`Y`/`N`, `Yes`/`No`, `T`/`F`) is read the same way, as its
+//! stored spelling.
 
 use serde_json::Value;
 
 use super::super::text::{Token, TokenKind, antonym_of, stem};
 use super::mention::{Candidates, Mention, Target, pending};
-use super::schema::{SchemaIndex, TypeClass};
+use super::schema::{ColumnInfo, SchemaIndex, TypeClass};
 
 /// Leading name words that make a boolean column a yes/no question, not part of the
 /// adjective.
@@ -58,9 +60,32 @@ pub(super) fn booleans(
             })
             .map(|(i, c)| (i, c.phrase.as_slice())),
     );
+    // A text column whose values are only a yes and a no ("Y"/"N", "Yes"/"No", "T"/"F")
+    // is a boolean spelt in text: "students on scholarship" are `OnScholarship = 'Y'`.
+    let spelt: Vec<(usize, Value, Option<Value>)> = index
+        .columns
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| yes_no_spelling(c).map(|(yes, no)| (i, yes, no)))
+        .collect();
+    columns.extend(
+        spelt
+            .iter()
+            .filter_map(|(i, _, _)| adjective(&index.columns[*i].plain).map(|a| (*i, a))),
+    );
     if columns.is_empty() {
         return Vec::new();
     }
+    // The value a column's adjective (or its negative) stands for.
+    let value_of = |c: usize, yes: bool| -> Option<Target> {
+        match spelt.iter().find(|(i, _, _)| *i == c) {
+            Some((_, y, n)) => {
+                let v = if yes { Some(y.clone()) } else { n.clone() };
+                v.map(|v| Target::known(c, v))
+            }
+            None => Some(bool_value(c, yes)),
+        }
+    };
     let mut out = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
@@ -80,7 +105,9 @@ pub(super) fn booleans(
             let cands: Candidates = columns
                 .iter()
                 .filter(|(_, adj)| *adj == plain.as_slice())
-                .map(|(c, _)| (bool_value(*c, true), 16 + 2 * u32::try_from(n).unwrap_or(0)))
+                .filter_map(|(c, _)| {
+                    value_of(*c, true).map(|t| (t, 16 + 2 * u32::try_from(n).unwrap_or(0)))
+                })
                 .collect();
             if !cands.is_empty() {
                 found = Some((n, cands));
@@ -88,7 +115,7 @@ pub(super) fn booleans(
             }
         }
         if found.is_none() {
-            found = negative(&tokens[i], &columns).map(|c| (1, c));
+            found = negative(&tokens[i], &columns, &value_of).map(|c| (1, c));
         }
         match found {
             Some((n, cands)) => {
@@ -103,7 +130,11 @@ pub(super) fn booleans(
 }
 
 /// A negative adjective (`unpaid`, `late`): the columns it is the negation of, as `false`.
-fn negative(token: &Token, columns: &[(usize, &[String])]) -> Option<Candidates> {
+fn negative(
+    token: &Token,
+    columns: &[(usize, &[String])],
+    value_of: &dyn Fn(usize, bool) -> Option<Target>,
+) -> Option<Candidates> {
     let mut wanted: Vec<Vec<String>> = Vec::new();
     if let Some(phrase) = antonym_of(&token.lower) {
         wanted.push(phrase.split(' ').map(stem).collect());
@@ -118,9 +149,41 @@ fn negative(token: &Token, columns: &[(usize, &[String])]) -> Option<Candidates>
     let cands: Candidates = columns
         .iter()
         .filter(|(_, adj)| wanted.iter().any(|w| w.as_slice() == *adj))
-        .map(|(c, _)| (bool_value(*c, false), 17))
+        .filter_map(|(c, _)| value_of(*c, false).map(|t| (t, 17)))
         .collect();
     (!cands.is_empty()).then_some(cands)
+}
+
+/// The stored spellings of yes and no (when it occurs) of a text column whose known values
+/// are all of them one yes/no pair, yes among them.
+fn yes_no_spelling(column: &ColumnInfo) -> Option<(Value, Option<Value>)> {
+    const PAIRS: &[(&str, &str)] = &[("y", "n"), ("yes", "no"), ("t", "f"), ("true", "false")];
+    if column.class != TypeClass::Text || !column.exhaustive || column.samples.is_empty() {
+        return None;
+    }
+    let spelt: Vec<(&str, &Value)> = column
+        .samples
+        .iter()
+        .filter_map(|s| s.value.as_str().map(|v| (v, &s.value)))
+        .collect();
+    if spelt.len() != column.samples.len() {
+        return None;
+    }
+    PAIRS.iter().find_map(|(yes, no)| {
+        let all = spelt
+            .iter()
+            .all(|(v, _)| v.eq_ignore_ascii_case(yes) || v.eq_ignore_ascii_case(no));
+        let find = |w: &str| {
+            spelt
+                .iter()
+                .find(|(v, _)| v.eq_ignore_ascii_case(w))
+                .map(|(_, value)| (*value).clone())
+        };
+        match (all, find(yes)) {
+            (true, Some(y)) => Some((y, find(no))),
+            _ => None,
+        }
+    })
 }
 
 fn bool_value(column: usize, value: bool) -> Target {

@@ -1,5 +1,6 @@
 //! "female artists": a gender word is a value of a sex or gender column, spelt as the
-//! column's known values spell it; naming both genders filters nothing.
+//! column's known values spell it; naming both genders filters nothing. Likewise a flag
+//! kept as text ("athletes on scholarship": `on_scholarship = 'Y'`) is spelt as stored.
 
 use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
@@ -86,5 +87,63 @@ fn who_is_answered_by_the_name_not_the_gender() {
         &people(),
         "Who is the person whose age is below 30?",
         "SELECT p.name AS person FROM Person AS p WHERE p.age < 30 LIMIT 10000",
+    );
+}
+
+/// A flag kept as text: `on_scholarship` holds only `Y` and `N`, `approved` only `Yes`
+/// and `No`, `notes` holds other words too.
+fn sports() -> SchemaSnapshot {
+    let mut snapshot = snapshot_of(
+        "sports",
+        vec![table(
+            "athlete",
+            vec![
+                col("athlete_id", "INTEGER", true),
+                col("name", "TEXT", false),
+                col("on_scholarship", "TEXT", false),
+                col("approved", "TEXT", false),
+                col("notes", "TEXT", false),
+            ],
+            vec![],
+        )],
+    );
+    describe(
+        &mut snapshot,
+        "athlete",
+        "on_scholarship",
+        samples(&["Y", "N"]),
+    );
+    describe(
+        &mut snapshot,
+        "athlete",
+        "approved",
+        samples(&["Yes", "No"]),
+    );
+    describe(
+        &mut snapshot,
+        "athlete",
+        "notes",
+        samples(&["Y", "injured"]),
+    );
+    snapshot
+}
+
+#[test]
+fn a_yes_no_flag_in_text_is_its_adjective_spelt_as_stored() {
+    let s = sports();
+    check(
+        &s,
+        "Show the names of all athletes who are on scholarship.",
+        "SELECT a.name AS athlete FROM athlete AS a WHERE a.on_scholarship = 'Y' LIMIT 10000",
+    );
+    check(
+        &s,
+        "How many athletes are approved?",
+        "SELECT COUNT(*) AS athlete_count FROM athlete AS a WHERE a.approved = 'Yes' LIMIT 10000",
+    );
+    check(
+        &s,
+        "How many athletes are unapproved?",
+        "SELECT COUNT(*) AS athlete_count FROM athlete AS a WHERE a.approved = 'No' LIMIT 10000",
     );
 }

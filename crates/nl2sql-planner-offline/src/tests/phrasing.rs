@@ -6,7 +6,7 @@
 //! described "Still sold": irregular past forms meet their verbs); "percent" is `pct`;
 //! a verb and its particle spell a one-word value ("breaks down" is `Breakdown`); "came
 //! from", "through" are filler; a description's head before a colon ("Trip segments: …")
-//! names its table.
+//! names its table; "for different investors" groups like "for each investor".
 
 use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
@@ -270,5 +270,27 @@ fn several_groups_ranked_by_the_most_of_a_measure_rank_by_its_total() {
         &port(),
         "What is the longest stoppage in minutes for each reason?",
         "SELECT s.reason AS reason, MAX(s.minutes) AS max_minutes FROM stoppages AS s GROUP BY s.reason ORDER BY s.reason LIMIT 10000",
+    );
+}
+
+#[test]
+fn for_different_groups_like_for_each() {
+    // "for different investors" asks for one answer per investor, as "for each" does.
+    let trades = super::snapshot_of(
+        "trades",
+        vec![table(
+            "trade",
+            vec![
+                col("trade_id", "INTEGER", true),
+                col("investor_code", "TEXT", false),
+                col("amount", "REAL", false),
+            ],
+            vec![],
+        )],
+    );
+    check(
+        &trades,
+        "Show the average amount of trades for different investor codes.",
+        "SELECT t.investor_code AS investor_code, AVG(t.amount) AS avg_amount FROM trade AS t GROUP BY t.investor_code ORDER BY t.investor_code LIMIT 10000",
     );
 }

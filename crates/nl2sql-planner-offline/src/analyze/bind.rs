@@ -2,8 +2,9 @@
 //! aggregate, grouping words to what they group by, superlatives to what they rank (a
 //! column, a count, a time), with the measures they create.
 
+use super::super::intent::number_at;
 use super::super::link::{TypeClass, nearest_before};
-use super::super::text::{is_money_word, number_word};
+use super::super::text::is_money_word;
 use super::{Agg, Builder, Measure, Mention, ROW_NOUNS, RankKey, Target, is_singular};
 
 impl Builder<'_> {
@@ -712,10 +713,7 @@ impl Builder<'_> {
             .rev()
             .find(|m| m.end <= start && matches!(m.target, Target::Table(_)))?;
         let at = m.start.checked_sub(1)?;
-        let t = &self.tokens[at];
-        let n = t
-            .number()
-            .or_else(|| number_word(&t.lower).map(|n| n as f64))?;
+        let n = number_at(self.tokens, at)?;
         ((1.0..1000.0).contains(&n) && n.fract() == 0.0 && !self.cues.used[at]).then_some(n as i64)
     }
 

@@ -144,7 +144,6 @@ pub(crate) async fn snapshot(
         engine_type: "postgres".to_owned(),
         ..SchemaMetadata::default()
     };
-    let dialect = Dialect::Postgres;
     for (key, table) in &contract.tables {
         let t = &table.table;
         let estimate = estimates
@@ -152,54 +151,111 @@ pub(crate) async fn snapshot(
             .find(|r| table_ref(r, 0) == *t)
             .and_then(|r| r.try_get::<_, f64>(2).ok())
             .filter(|e| *e >= 0.0);
-        // Count exactly unless the planner's estimate says the table is big.
-        let row_count = match estimate {
-            Some(e) if e > sample_rows as f64 => Some(e.round() as u64),
-            _ => {
-                let sql = format!(
-                    "SELECT count(*) FROM {}.{}",
-                    introspect::quote_ident(dialect, &t.schema_name),
-                    introspect::quote_ident(dialect, &t.table_name)
-                );
-                let r = rows(tx, &sql).await?;
-                r.first()
-                    .and_then(|r| r.try_get::<_, i64>(0).ok())
-                    .map(|n| n.max(0) as u64)
+        // Other sessions may drop a table between the catalog reads above and the reads
+        // of its rows: each table is read under a savepoint, and a table that no longer
+        // exists keeps its catalogued columns without statistics instead of failing the
+        // whole snapshot (an error after the savepoint would abort the transaction).
+        savepoint(tx, "SAVEPOINT nl2sql_snapshot_table").await?;
+        let read = table_metadata(tx, t, table, estimate, sample_rows, started, budget).await;
+        let tmeta = match read {
+            Ok(tmeta) => {
+                savepoint(tx, "RELEASE SAVEPOINT nl2sql_snapshot_table").await?;
+                tmeta
+            }
+            Err(err) => {
+                savepoint(tx, "ROLLBACK TO SAVEPOINT nl2sql_snapshot_table").await?;
+                if exists(tx, t).await? {
+                    return Err(err);
+                }
+                TableMetadata {
+                    table: t.clone(),
+                    row_count: None,
+                    columns: table
+                        .columns
+                        .keys()
+                        .map(|name| (name.clone(), ColumnMetadata::default()))
+                        .collect(),
+                    ..TableMetadata::default()
+                }
             }
         };
-        let mut tmeta = TableMetadata {
-            table: t.clone(),
-            row_count,
-            ..TableMetadata::default()
-        };
-        let source = introspect::stats_source(
-            dialect,
-            &t.schema_name,
-            &t.table_name,
-            row_count,
-            sample_rows,
-        );
-        for (name, col) in &table.columns {
-            let class = introspect::stat_class(&col.data_type);
-            let stats = if started.elapsed() < budget {
-                column_stats(tx, &source, name, class).await?
-            } else {
-                None
-            };
-            tmeta.columns.insert(
-                name.clone(),
-                ColumnMetadata {
-                    statistics: stats,
-                    ..ColumnMetadata::default()
-                },
-            );
-        }
         metadata.tables.insert(key.clone(), tmeta);
     }
     Ok(SchemaSnapshot {
         contract,
         metadata: Some(metadata),
     })
+}
+
+async fn savepoint(tx: &Transaction<'_>, sql: &str) -> Result<(), ResultError> {
+    tx.batch_execute(sql).await.map_err(|e| map_err(&e))
+}
+
+/// Whether the table `t` exists now (as other sessions' committed changes show it).
+async fn exists(tx: &Transaction<'_>, t: &TableRef) -> Result<bool, ResultError> {
+    tx.query_one(
+        "SELECT to_regclass(format('%I.%I', $1::text, $2::text)) IS NOT NULL",
+        &[&t.schema_name, &t.table_name],
+    )
+    .await
+    .and_then(|r| r.try_get::<_, bool>(0))
+    .map_err(|e| map_err(&e))
+}
+
+/// The row count and column statistics of one table (within the snapshot's time budget).
+async fn table_metadata(
+    tx: &Transaction<'_>,
+    t: &TableRef,
+    table: &nl2sql_state::TableContract,
+    estimate: Option<f64>,
+    sample_rows: u64,
+    started: Instant,
+    budget: Duration,
+) -> Result<TableMetadata, ResultError> {
+    let dialect = Dialect::Postgres;
+    // Count exactly unless the planner's estimate says the table is big.
+    let row_count = match estimate {
+        Some(e) if e > sample_rows as f64 => Some(e.round() as u64),
+        _ => {
+            let sql = format!(
+                "SELECT count(*) FROM {}.{}",
+                introspect::quote_ident(dialect, &t.schema_name),
+                introspect::quote_ident(dialect, &t.table_name)
+            );
+            let r = rows(tx, &sql).await?;
+            r.first()
+                .and_then(|r| r.try_get::<_, i64>(0).ok())
+                .map(|n| n.max(0) as u64)
+        }
+    };
+    let mut tmeta = TableMetadata {
+        table: t.clone(),
+        row_count,
+        ..TableMetadata::default()
+    };
+    let source = introspect::stats_source(
+        dialect,
+        &t.schema_name,
+        &t.table_name,
+        row_count,
+        sample_rows,
+    );
+    for (name, col) in &table.columns {
+        let class = introspect::stat_class(&col.data_type);
+        let stats = if started.elapsed() < budget {
+            column_stats(tx, &source, name, class).await?
+        } else {
+            None
+        };
+        tmeta.columns.insert(
+            name.clone(),
+            ColumnMetadata {
+                statistics: stats,
+                ..ColumnMetadata::default()
+            },
+        );
+    }
+    Ok(tmeta)
 }
 
 async fn column_stats(

@@ -458,6 +458,85 @@ async fn sample_value_ties_come_out_in_value_order() {
     assert_eq!(find(&second), items);
 }
 
+/// Another session drops a table while a snapshot reads the database: the snapshot still
+/// succeeds, the table keeps its catalogued columns without statistics, and the tables
+/// beside it keep theirs. (Test processes creating and dropping schemas beside each other
+/// made whole snapshots fail with "relation … does not exist".)
+#[tokio::test]
+async fn a_table_dropped_during_a_snapshot_does_not_fail_it() {
+    let Some(server) = server().await else { return };
+    let schema = format!("nl2sql_dropped_{}", std::process::id());
+    let admin = admin_client(&server).await;
+    admin
+        .batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}; \
+             CREATE TABLE {schema}.kept (id integer, name text); \
+             INSERT INTO {schema}.kept VALUES (1, 'a'), (2, 'b'); \
+             CREATE TABLE {schema}.gone (id integer, name text); \
+             INSERT INTO {schema}.gone VALUES (1, 'x');"
+        ))
+        .await
+        .unwrap();
+    // The drop is made and held uncommitted: the snapshot lists the table, then waits
+    // for its lock when it reads the rows, and finds it gone once the drop commits.
+    let dropper = admin_client(&server).await;
+    dropper
+        .batch_execute(&format!("BEGIN; DROP TABLE {schema}.gone"))
+        .await
+        .unwrap();
+    let url = format!(
+        "postgres://{}@{}:{}/{}",
+        server.admin, server.host, server.port, server.db
+    );
+    let adapter = PostgresAdapter::from_url("pg", &url, Limits::default())
+        .await
+        .unwrap();
+    let snapshot = tokio::spawn(async move { adapter.schema_snapshot().await });
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let waiting: i64 = admin
+            .query_one(
+                "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE NOT l.granted AND n.nspname = $1 AND c.relname = 'gone'",
+                &[&schema],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if waiting > 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline && !snapshot.is_finished(),
+            "the snapshot never waited for the dropped table"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    dropper.batch_execute("COMMIT").await.unwrap();
+    let snapshot = snapshot.await.unwrap();
+    admin
+        .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+        .await
+        .unwrap();
+    let snapshot = snapshot.expect("the snapshot survives the drop");
+    let metadata = snapshot.metadata.as_ref().unwrap();
+    let table = |name: &str| {
+        metadata
+            .tables
+            .values()
+            .find(|t| t.table.schema_name == schema && t.table.table_name == name)
+            .unwrap_or_else(|| panic!("{name} is in the snapshot"))
+    };
+    let kept = table("kept");
+    assert_eq!(kept.row_count, Some(2));
+    assert!(kept.columns["name"].statistics.is_some());
+    let gone = table("gone");
+    assert_eq!(gone.row_count, None);
+    assert_eq!(gone.columns.len(), 2);
+    assert!(gone.columns.values().all(|c| c.statistics.is_none()));
+}
+
 /// A connection as the configured (superuser) role, which sees every session.
 async fn admin_client(server: &Server) -> tokio_postgres::Client {
     let (client, conn) = tokio_postgres::connect(&server.admin_url(), NoTls)

@@ -6,9 +6,9 @@ use std::ops::ControlFlow;
 
 use nl2sql_state::{Dialect, ErrorCode};
 use rustc_hash::FxHashSet;
-use sqlparser::ast::{Expr, Statement, Value, ValueWithSpan, VisitMut, VisitorMut};
+use sqlparser::ast::{Expr, Statement, Value, ValueWithSpan, Visit, VisitMut, Visitor, VisitorMut};
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer, Whitespace};
+use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer, Whitespace};
 
 use super::{GuardIssue, SqlSpan, parser_dialect};
 
@@ -57,7 +57,9 @@ pub(crate) struct Original<'a> {
 /// back as the same tree in `dialect`.
 ///
 /// The proof, cheapest first: the rendering is the caller's text (nothing to prove); or
-/// the tree is the one parsed from the caller's tokens, unchanged, and the rendering
+/// the tree is the one parsed from the caller's tokens, unchanged, and the rendering is
+/// the caller's text respaced where no tokenizer can tell ([`respaced`]: it tokenizes to
+/// the caller's tokens without being tokenized again); or, the same tree, the rendering
 /// tokenizes to the same tokens ([`same_reading`]: the parser, a function of the tokens,
 /// reads both the same); or the rendering parses to a tree equal to the checked one.
 ///
@@ -84,15 +86,16 @@ pub(crate) fn render(
     if text == original.text.trim() {
         return Ok(text);
     }
+    let query = unchanged && matches!(statement, Statement::Query(_));
+    if query && respaced(original, &text) {
+        return Ok(text);
+    }
     let reparsed = Tokenizer::new(parser_dialect.as_ref(), &text)
         .with_unescape(true)
         .tokenize_with_location()
         .map_err(ParserError::from)
         .and_then(|tokens| {
-            if unchanged
-                && matches!(statement, Statement::Query(_))
-                && same_reading(original.tokens, &tokens)
-            {
+            if query && same_reading(original.tokens, &tokens) {
                 return Ok(None);
             }
             Parser::new(parser_dialect.as_ref())
@@ -146,6 +149,171 @@ fn whitespace_read(prev: Option<&Token>, token: &Token) -> bool {
             prev,
             None | Some(Token::Colon | Token::AtSign | Token::Minus)
         )
+}
+
+/// Whether `rendering` is the caller's text with only the whitespace between its tokens
+/// changed, in ways that leave every token as it was and whitespace wherever the parser
+/// reads it: then `rendering` tokenizes to the caller's tokens up to whitespace, as
+/// [`same_reading`] asks, without being tokenized.
+///
+/// Each of the caller's tokens must appear in `rendering` as the same text, in order;
+/// between two of them, a run of ASCII whitespace (space, tab, line break) may become one
+/// space, or nothing after `(` or before `)` and `,` where the parser does not read
+/// whitespace ([`whitespace_read`]); a trailing `;` and the whitespace around the
+/// statement may go. And every token must be a [`plain`] one, in an ASCII text (so the
+/// whitespace is ASCII too). Why that is enough, from
+/// sqlparser 0.63's tokenizer (`next_token`): a plain token's lexing looks at most at the
+/// character after it, and only asks whether it is one of some punctuation or operator
+/// characters, a digit, an identifier character or any whitespace — never which ASCII
+/// whitespace it is, and none of those classes holds `)`, `,` or ASCII whitespace (a test
+/// checks the identifier and operator classes of every dialect). The only previous token a
+/// lexing asks about is a word or a period, never whitespace or `(`. So the same tokens are
+/// read, each with the same text; the parser reads whitespace only where
+/// [`whitespace_read`] says, where it is kept. (Whitespace the tokenizer does tell apart,
+/// `#`, `@`, `@@` before a space and comments ending at a line break, comes after tokens
+/// that are not plain.)
+pub(crate) fn respaced(original: Original<'_>, rendering: &str) -> bool {
+    let Some(mut caller) = Cursor::new(original.text) else {
+        return false;
+    };
+    let mut rest = rendering;
+    let mut prev: Option<&Token> = None;
+    let mut gap = false;
+    let mut tokens = original.tokens.iter();
+    while let Some(t) = tokens.next() {
+        if matches!(t.token, Token::EOF) {
+            break;
+        }
+        let Some(text) = caller.take(t.span.start, t.span.end) else {
+            return false;
+        };
+        match &t.token {
+            Token::Whitespace(Whitespace::Space | Whitespace::Tab | Whitespace::Newline) => {
+                if !text
+                    .bytes()
+                    .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+                {
+                    return false;
+                }
+                gap = true;
+            }
+            Token::SemiColon
+                if tokens.clone().all(|t| {
+                    matches!(
+                        t.token,
+                        Token::EOF
+                            | Token::Whitespace(
+                                Whitespace::Space | Whitespace::Tab | Whitespace::Newline
+                            )
+                    )
+                }) =>
+            {
+                break;
+            }
+            token if plain(token) => {
+                if let Some(prev) = prev
+                    && gap
+                {
+                    match rest.strip_prefix(' ') {
+                        Some(after) => rest = after,
+                        None if (matches!(prev, Token::LParen)
+                            || matches!(token, Token::RParen | Token::Comma))
+                            && !whitespace_read(Some(prev), token) => {}
+                        None => return false,
+                    }
+                }
+                match rest.strip_prefix(text) {
+                    Some(after) => rest = after,
+                    None => return false,
+                }
+                prev = Some(token);
+                gap = false;
+            }
+            _ => return false,
+        }
+    }
+    rest.is_empty()
+}
+
+/// Tokens whose lexing no change of the whitespace after them can alter ([`respaced`]):
+/// words (quoted or not), numbers, single-quoted strings, parentheses, commas, periods,
+/// and arithmetic, comparison and concatenation operators.
+fn plain(token: &Token) -> bool {
+    matches!(
+        token,
+        Token::Word(_)
+            | Token::Number(..)
+            | Token::SingleQuotedString(_)
+            | Token::Comma
+            | Token::LParen
+            | Token::RParen
+            | Token::Period
+            | Token::Eq
+            | Token::DoubleEq
+            | Token::Neq
+            | Token::Lt
+            | Token::Gt
+            | Token::LtEq
+            | Token::GtEq
+            | Token::Plus
+            | Token::Minus
+            | Token::Mul
+            | Token::Div
+            | Token::Mod
+            | Token::StringConcat
+    )
+}
+
+/// Walks an ASCII text by the tokenizer's locations (lines from 1, columns from 1, a new
+/// line after each `\n`): in ASCII a column is a byte, so a token within one line is as
+/// long as its columns, and only tokens across lines are scanned.
+struct Cursor<'a> {
+    text: &'a str,
+    /// Where the last token ended, as a byte offset and as a location.
+    at: usize,
+    line: u64,
+    column: u64,
+}
+
+impl<'a> Cursor<'a> {
+    /// `None` when `text` is not ASCII.
+    fn new(text: &'a str) -> Option<Self> {
+        text.is_ascii().then_some(Cursor {
+            text,
+            at: 0,
+            line: 1,
+            column: 1,
+        })
+    }
+
+    /// The text of the token from `start` to `end`, which must start where the last one
+    /// ended and not be empty.
+    fn take(&mut self, start: Location, end: Location) -> Option<&'a str> {
+        if (start.line, start.column) != (self.line, self.column) {
+            return None;
+        }
+        let from = self.at;
+        if end.line == self.line {
+            let len = usize::try_from(end.column.checked_sub(self.column)?).ok()?;
+            self.at = self.at.checked_add(len)?;
+            self.column = end.column;
+        } else {
+            let bytes = self.text.as_bytes();
+            while (self.line, self.column) != (end.line, end.column) {
+                let b = *bytes.get(self.at)?;
+                self.at += 1;
+                if b == b'\n' {
+                    self.line += 1;
+                    self.column = 1;
+                } else {
+                    self.column += 1;
+                }
+            }
+        }
+        (self.at > from)
+            .then(|| self.text.get(from..self.at))
+            .flatten()
+    }
 }
 
 /// The tokens the parser acts on, each with whether whitespace came before it, a
@@ -202,6 +370,11 @@ impl VisitorMut for SpellStrings<'_> {
 /// the tree is printed, and every marker is replaced by the value quoted as the engine
 /// reads it. The caller still proves that the result reads back as the same tree.
 fn print(statement: &mut Statement, backslash_escapes: bool) -> String {
+    // Values sqlparser prints right need none of this: those without their own quote
+    // (and without a backslash where the engine reads it as an escape).
+    if Visit::visit(&*statement, &mut PrintedRight { backslash_escapes }).is_continue() {
+        return to_text(statement);
+    }
     let mut strings = MarkStrings {
         backslash_escapes,
         literals: Vec::new(),
@@ -233,6 +406,35 @@ fn print(statement: &mut Statement, backslash_escapes: bool) -> String {
         out.push_str(rest);
     }
     out
+}
+
+/// `statement` printed, into a buffer sized for a usual rendering.
+fn to_text(statement: &Statement) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(256);
+    let _ = write!(out, "{statement}");
+    out
+}
+
+/// Stops at the first quoted string value sqlparser's printer would get wrong: one that
+/// holds its own quote, or a backslash where the engine reads it as an escape.
+struct PrintedRight {
+    backslash_escapes: bool,
+}
+
+impl Visitor for PrintedRight {
+    type Break = ();
+
+    fn pre_visit_value(&mut self, value: &ValueWithSpan) -> ControlFlow<()> {
+        let wrong = |s: &str, quote: char| {
+            s.contains(quote) || (self.backslash_escapes && s.contains('\\'))
+        };
+        match &value.value {
+            Value::SingleQuotedString(s) if wrong(s, '\'') => ControlFlow::Break(()),
+            Value::DoubleQuotedString(s) if wrong(s, '"') => ControlFlow::Break(()),
+            _ => ControlFlow::Continue(()),
+        }
+    }
 }
 
 /// Delimits the markers [`MarkStrings`] leaves in the tree.

@@ -197,7 +197,7 @@ impl SecurityVisitor<'_> {
             );
             return;
         };
-        let name = ident.value.to_lowercase();
+        let name = super::ident::lower(&ident.value);
         match functions::judge(self.ctx.dialect, &name) {
             FunctionVerdict::Denied => self.push(
                 ErrorCode::SecurityViolation,

@@ -31,7 +31,7 @@ impl<'g> Resolver<'g> {
             qualifier: rel.key.clone(),
             table: rel
                 .table
-                .map(|i| self.ctx.catalog.table(i).name.to_lowercase()),
+                .map(|i| super::super::ident::lower(&self.ctx.catalog.table(i).name)),
             span: span_of(span),
         });
     }

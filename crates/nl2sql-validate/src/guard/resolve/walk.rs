@@ -89,7 +89,7 @@ impl Visitor for ExprWalk<'_, '_, '_, '_> {
                     .0
                     .last()
                     .and_then(|p| p.as_ident())
-                    .map(|i| i.value.to_lowercase())
+                    .map(|i| super::super::ident::lower(&i.value))
                     .unwrap_or_default();
                 if functions::takes_date_part_keyword(&name)
                     && let FunctionArguments::List(list) = &function.args

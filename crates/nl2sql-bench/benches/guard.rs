@@ -12,6 +12,11 @@ use nl2sql_validate::GuardStatus;
 use sqlparser::dialect::SQLiteDialect;
 use sqlparser::parser::Parser;
 
+/// The `nl2sql` binary's allocator, so the bench measures the guard as `validate-sql`
+/// and `ask` run it (as `guard_spider` does).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn guard(c: &mut Criterion) {
     let statements = nl2sql_bench::corpus();
     let guard = nl2sql_bench::guard();

@@ -423,13 +423,7 @@ async fn sample_value_ties_come_out_in_value_order() {
         ))
         .await
         .unwrap();
-    let url = format!(
-        "postgres://{}@{}:{}/{}",
-        server.admin, server.host, server.port, server.db
-    );
-    let adapter = PostgresAdapter::from_url("pg", &url, Limits::default())
-        .await
-        .unwrap();
+    let adapter = whole_database_adapter(&server).await;
     let first = adapter.schema_snapshot().await;
     let second = adapter.schema_snapshot().await;
     client
@@ -484,13 +478,7 @@ async fn a_table_dropped_during_a_snapshot_does_not_fail_it() {
         .batch_execute(&format!("BEGIN; DROP TABLE {schema}.gone"))
         .await
         .unwrap();
-    let url = format!(
-        "postgres://{}@{}:{}/{}",
-        server.admin, server.host, server.port, server.db
-    );
-    let adapter = PostgresAdapter::from_url("pg", &url, Limits::default())
-        .await
-        .unwrap();
+    let adapter = whole_database_adapter(&server).await;
     let snapshot = tokio::spawn(async move { adapter.schema_snapshot().await });
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
@@ -535,6 +523,18 @@ async fn a_table_dropped_during_a_snapshot_does_not_fail_it() {
     assert_eq!(gone.row_count, None);
     assert_eq!(gone.columns.len(), 2);
     assert!(gone.columns.values().all(|c| c.statistics.is_none()));
+}
+
+/// An adapter as the configured role with no search path: its snapshots read every
+/// schema of the database.
+async fn whole_database_adapter(server: &Server) -> PostgresAdapter {
+    let url = format!(
+        "postgres://{}@{}:{}/{}",
+        server.admin, server.host, server.port, server.db
+    );
+    PostgresAdapter::from_url("pg", &url, Limits::default())
+        .await
+        .unwrap()
 }
 
 /// A connection as the configured (superuser) role, which sees every session.

@@ -188,7 +188,7 @@ pub(crate) fn respaced(original: Original<'_>, rendering: &str) -> bool {
             return false;
         };
         match &t.token {
-            Token::Whitespace(Whitespace::Space | Whitespace::Tab | Whitespace::Newline) => {
+            token if blank(token) => {
                 if !text
                     .bytes()
                     .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
@@ -198,15 +198,9 @@ pub(crate) fn respaced(original: Original<'_>, rendering: &str) -> bool {
                 gap = true;
             }
             Token::SemiColon
-                if tokens.clone().all(|t| {
-                    matches!(
-                        t.token,
-                        Token::EOF
-                            | Token::Whitespace(
-                                Whitespace::Space | Whitespace::Tab | Whitespace::Newline
-                            )
-                    )
-                }) =>
+                if tokens
+                    .clone()
+                    .all(|t| matches!(t.token, Token::EOF) || blank(&t.token)) =>
             {
                 break;
             }
@@ -233,6 +227,14 @@ pub(crate) fn respaced(original: Original<'_>, rendering: &str) -> bool {
         }
     }
     rest.is_empty()
+}
+
+/// Spaces, tabs and line breaks: whitespace that is not a comment.
+fn blank(token: &Token) -> bool {
+    matches!(
+        token,
+        Token::Whitespace(Whitespace::Space | Whitespace::Tab | Whitespace::Newline)
+    )
 }
 
 /// Tokens whose lexing no change of the whitespace after them can alter ([`respaced`]):
@@ -323,7 +325,7 @@ fn significant(tokens: &[TokenWithSpan]) -> Option<Vec<(bool, &Token)>> {
     let mut space = false;
     for t in tokens {
         match &t.token {
-            Token::Whitespace(Whitespace::Space | Whitespace::Newline | Whitespace::Tab) => {
+            token if blank(token) => {
                 // Leading whitespace is no token's business.
                 space = !out.is_empty();
             }
@@ -426,15 +428,21 @@ impl Visitor for PrintedRight {
     type Break = ();
 
     fn pre_visit_value(&mut self, value: &ValueWithSpan) -> ControlFlow<()> {
-        let wrong = |s: &str, quote: char| {
-            s.contains(quote) || (self.backslash_escapes && s.contains('\\'))
-        };
+        let wrong =
+            |s: &str, quote: char| s.chars().any(|c| doubled(c, quote, self.backslash_escapes));
         match &value.value {
             Value::SingleQuotedString(s) if wrong(s, '\'') => ControlFlow::Break(()),
             Value::DoubleQuotedString(s) if wrong(s, '"') => ControlFlow::Break(()),
             _ => ControlFlow::Continue(()),
         }
     }
+}
+
+/// Whether `c` is written twice inside a string quoted with `quote`: the quote itself, and
+/// a backslash where the engine reads it as an escape. What sqlparser's printer gets
+/// wrong ([`PrintedRight`]) is what [`MarkStrings`] writes this way.
+fn doubled(c: char, quote: char, backslash_escapes: bool) -> bool {
+    c == quote || (c == '\\' && backslash_escapes)
 }
 
 /// Delimits the markers [`MarkStrings`] leaves in the tree.
@@ -453,7 +461,7 @@ impl MarkStrings {
         let mut out = String::with_capacity(value.len() + 2);
         out.push(quote);
         for c in value.chars() {
-            if c == quote || (c == '\\' && self.backslash_escapes) {
+            if doubled(c, quote, self.backslash_escapes) {
                 out.push(c);
             }
             out.push(c);

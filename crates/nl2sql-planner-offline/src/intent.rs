@@ -85,6 +85,7 @@ const SCANNERS: &[Scanner] = &[
     counted_superlative,
     comparison,
     postfix_bound,
+    correspondence,
     aggregation,
     direction,
     superlative,
@@ -488,6 +489,21 @@ fn after_noun(tokens: &[Token], i: usize) -> bool {
         && tokens[i - 1].kind == TokenKind::Word
         && !is_function_word(&tokens[i - 1].lower)
         && !is_stop_word(&tokens[i - 1].lower)
+        && !tokens[i - 1].is_any(CORRESPONDING)
+}
+
+/// "the corresponding number of students", "their respective departments": what follows
+/// belongs to each thing listed before, which the plan's grouping or join says.
+const CORRESPONDING: &[&str] = &["corresponding", "respective"];
+
+/// "Show all majors and the corresponding number of students": the word adds nothing the
+/// plan does not say (each major's own count is the grouping, each climber's own mountain
+/// the join), so it is placed; a count after it is still a count.
+fn correspondence(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    s.tokens[i].is_any(CORRESPONDING).then(|| {
+        mark(c, i, i + 1);
+        i + 1
+    })
 }
 
 /// Nouns after "the first"/"the last" that are not rows ranked in time.

@@ -462,6 +462,59 @@ impl Builder<'_> {
             .map(|(_, m)| *m)
     }
 
+    /// "Show all majors and the number of students", "the booking status code and the
+    /// corresponding number of bookings": a column listed right before "and" a count, in a
+    /// question with no grouping cue, is what the count is per (the only reading in which
+    /// both are one answer's columns). Read only for a count, and only for a plain column
+    /// mention nothing else has bound.
+    pub(super) fn groups_listed_beside_a_count(&mut self) {
+        if !self.cues.groups.is_empty() {
+            return;
+        }
+        for cue in &self.cues.aggs {
+            // "their type and count": the rows' own count column, not a grouping.
+            if cue.agg != Agg::Count || self.nothing_after(cue.end) {
+                continue;
+            }
+            let mut at = cue.start;
+            while at > 0
+                && self.tokens[at - 1].is_any(&[
+                    "the",
+                    "their",
+                    "its",
+                    "corresponding",
+                    "respective",
+                ])
+            {
+                at -= 1;
+            }
+            let Some(and) = at.checked_sub(1).filter(|&a| self.tokens[a].is("and")) else {
+                continue;
+            };
+            let Some(k) = self.mentions.iter().position(|m| m.end == and) else {
+                continue;
+            };
+            // "the most common mill type, and how many are there": the superlative
+            // binds the column (a frequency ranking, whose count is the one asked).
+            let start = self.mentions[k].start;
+            if self.consumed[k]
+                || self
+                    .cues
+                    .supers
+                    .iter()
+                    .any(|s| s.end <= start && start <= s.end + 1)
+            {
+                continue;
+            }
+            if let Target::Column(c) = self.mentions[k].target
+                && !self.a.group_by.contains(&c)
+            {
+                self.consumed[k] = true;
+                self.a.group_by.push(c);
+            }
+        }
+    }
+
     pub(super) fn groups(&mut self, agg_measures: &[usize]) -> Option<RankKey> {
         let mut rank_key = None;
         for &g in &self.cues.groups {

@@ -438,6 +438,7 @@ impl Builder<'_> {
         let mut agg_measures = self.aggregations();
         self.apply_arithmetic(&mut agg_measures);
         agg_measures.extend(self.noun_counts.iter().map(|(_, m)| *m));
+        self.groups_listed_beside_a_count();
         let rank_by_group = self.groups(&agg_measures);
         let mut rank = None;
         self.superlatives(&agg_measures, &mut rank);
@@ -454,13 +455,13 @@ impl Builder<'_> {
             ));
         }
         if rank.is_none()
-            && let Some((n, desc, _)) = self.cues.top
+            && let Some((n, desc, end)) = self.cues.top
         {
             let key = match rank_by_group {
                 Some(k) => k,
                 None => match agg_measures.first() {
                     Some(m) => RankKey::Measure(*m),
-                    None => RankKey::Nothing,
+                    None => self.measure_named_by_top(end).unwrap_or(RankKey::Nothing),
                 },
             };
             rank = Some((key, desc.unwrap_or(true), Some(n)));
@@ -583,6 +584,19 @@ impl Builder<'_> {
     /// orders placed in 2023": `orders` before the date phrase).
     fn mention_before(&self, at: usize, window: usize) -> Option<&Mention> {
         nearest_before(self.mentions, at, window).map(|(_, m)| m)
+    }
+
+    /// "the trips with the top 3 durations", "the mountains with the top 3 prominence": a
+    /// top-N right before a measure (or a date) ranks by it. A top-N before a table or a
+    /// text column ("the top 3 apartment type codes") names no key of its own.
+    fn measure_named_by_top(&mut self, end: usize) -> Option<RankKey> {
+        let k = self.mention_after(end, 0)?;
+        let c = self.mentions[k].column()?;
+        let col = &self.index.columns[c];
+        (col.is_measure() || col.is_temporal()).then(|| {
+            self.consumed[k] = true;
+            RankKey::Column(c)
+        })
     }
 
     /// The first unconsumed mention starting in `[from, from + window]` that is a table or

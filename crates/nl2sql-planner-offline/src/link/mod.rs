@@ -77,6 +77,7 @@ pub(crate) fn link(
 fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], index: &SchemaIndex) {
     for k in 0..mentions.len() {
         let m = &mentions[k];
+        let m_start = m.start;
         let Target::Column(c) = m.target else {
             continue;
         };
@@ -111,6 +112,21 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], in
         if index.columns[c].table != t || (label != c && ends_with_name(&index.columns[label].name))
         {
             mentions[k].target = Target::Column(label);
+        }
+        // The table named after "of" decided which name: no tie is left ("the name of
+        // the department" is `department.dept_name`, not a tie with `student.name`). Only
+        // for a name column of a table the words name (not a table found through one of
+        // its columns, "of the document type code"), and not for "the first name".
+        let table_named = mentions[k + 1..]
+            .iter()
+            .take_while(|n| n.start <= at + 4)
+            .any(|n| n.target == Target::Table(t));
+        let chosen = mentions[k].column().unwrap_or(c);
+        if table_named
+            && ends_with_name(&index.columns[chosen].name)
+            && !(m_start > 0 && tokens[m_start - 1].is_any(&["first", "last"]))
+        {
+            mentions[k].guess = None;
         }
     }
 }

@@ -182,3 +182,16 @@ fn a_superlative_ranks_by_its_own_dimension_in_the_table_it_describes() {
         "SELECT t.Title AS track, t.Duration AS duration FROM track AS t ORDER BY t.Duration LIMIT 1",
     );
 }
+
+#[test]
+fn a_top_n_before_a_measure_ranks_by_it() {
+    let g = gallery();
+    check(
+        &g,
+        "What are the names of the pictures with the top 3 prices?",
+        "SELECT p.picture_name AS picture_name, p.price AS price FROM picture AS p ORDER BY p.price DESC LIMIT 3",
+    );
+    // Before a text column it names no key: refused, never ranked by the text.
+    let err = super::rules::strict_over(&g, "List the top 3 picture mediums.").unwrap_err();
+    assert!(err.message.contains("names no"), "{}", err.message);
+}

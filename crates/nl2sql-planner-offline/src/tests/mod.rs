@@ -17,6 +17,7 @@ mod distinct;
 mod extremes;
 mod frequency;
 mod genders;
+mod groupings;
 mod id_words;
 mod intersections;
 mod keys;

@@ -50,3 +50,66 @@ fn a_tie_only_the_names_order_would_break_is_refused_naming_both_readings() {
         "SELECT n.title AS novel FROM Novel AS n WHERE n.pages > 300 LIMIT 10000",
     );
 }
+
+/// Departments (named by `dept_name`, whose abbreviation also reads "department"), and
+/// students and instructors with a `name` (college_2 of Spider train, shortened).
+fn campus() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("campus", "sqlite");
+    contract.add_table(table(
+        "department",
+        vec![
+            col("dept_name", "TEXT", true),
+            col("building", "TEXT", false),
+            col("budget", "REAL", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "student",
+        vec![
+            col("ID", "INTEGER", true),
+            col("name", "TEXT", false),
+            col("dept_name", "TEXT", false),
+        ],
+        vec![("dept_name", "department")],
+    ));
+    contract.add_table(table(
+        "instructor",
+        vec![
+            col("ID", "INTEGER", true),
+            col("name", "TEXT", false),
+            col("dept_name", "TEXT", false),
+            col("salary", "REAL", false),
+        ],
+        vec![("dept_name", "department")],
+    ));
+    contract.add_table(table(
+        "course",
+        vec![
+            col("course_id", "TEXT", true),
+            col("title", "TEXT", false),
+            col("dept_name", "TEXT", false),
+            col("credits", "INTEGER", false),
+        ],
+        vec![("dept_name", "department")],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn the_table_named_after_of_decides_which_name() {
+    let s = campus();
+    check(
+        &s,
+        "Give the name of the department with the lowest budget.",
+        "SELECT d.dept_name AS dept_name, d.budget AS budget FROM department AS d ORDER BY d.budget LIMIT 1",
+    );
+    let plan = OfflinePlanner::new().plan_sync(&request_over(
+        &s,
+        "Find the name and building of the department with the highest budget.",
+    ));
+    assert!(plan.is_ok(), "{plan:?}");
+}

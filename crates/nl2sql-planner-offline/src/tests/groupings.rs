@@ -1,0 +1,33 @@
+//! Groupings no cue word names: a column listed beside a count ("all mediums and the
+//! number of pictures") is what the count is per; "corresponding" says the same.
+
+use super::literals::gallery;
+use super::rules::check;
+
+#[test]
+fn a_column_listed_beside_a_count_is_what_the_count_is_per() {
+    let g = gallery();
+    let per_medium = "SELECT p.medium AS medium, COUNT(*) AS picture_count FROM picture AS p GROUP BY p.medium ORDER BY p.medium LIMIT 10000";
+    check(
+        &g,
+        "Show all mediums and the number of pictures.",
+        per_medium,
+    );
+    check(
+        &g,
+        "Show all mediums and the corresponding number of pictures.",
+        per_medium,
+    );
+    // Strict: "corresponding" is placed, nothing is left over.
+    let plan = super::rules::strict_over(
+        &g,
+        "Show all mediums and the corresponding number of pictures.",
+    );
+    assert!(plan.is_ok(), "{plan:?}");
+    // A column the ranking binds stays the ranking's: one group, the most common.
+    check(
+        &g,
+        "What is the most common medium, and how many pictures are there?",
+        "SELECT p.medium AS medium, COUNT(*) AS picture_count FROM picture AS p GROUP BY p.medium ORDER BY picture_count DESC LIMIT 1",
+    );
+}

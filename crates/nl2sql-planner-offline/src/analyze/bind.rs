@@ -472,8 +472,7 @@ impl Builder<'_> {
             return;
         }
         for cue in &self.cues.aggs {
-            // "their type and count": the rows' own count column, not a grouping.
-            if cue.agg != Agg::Count || self.nothing_after(cue.end) {
+            if cue.agg != Agg::Count {
                 continue;
             }
             let mut at = cue.start;
@@ -506,8 +505,15 @@ impl Builder<'_> {
             {
                 continue;
             }
+            // "their type and count" over rows that keep a count of their own: that
+            // column, listed (see `count_named`), not a grouping.
             if let Target::Column(c) = self.mentions[k].target
                 && !self.a.group_by.contains(&c)
+                && !(self.nothing_after(cue.end)
+                    && self
+                        .index
+                        .count_column(self.index.columns[c].table)
+                        .is_some())
             {
                 self.consumed[k] = true;
                 self.a.group_by.push(c);

@@ -494,7 +494,7 @@ fn after_noun(tokens: &[Token], i: usize) -> bool {
 
 /// "the corresponding number of students", "their respective departments": what follows
 /// belongs to each thing listed before, which the plan's grouping or join says.
-const CORRESPONDING: &[&str] = &["corresponding", "respective"];
+pub(crate) const CORRESPONDING: &[&str] = &["corresponding", "respective"];
 
 /// "Show all majors and the corresponding number of students": the word adds nothing the
 /// plan does not say (each major's own count is the grouping, each climber's own mountain

@@ -2,7 +2,7 @@
 //! aggregate, grouping words to what they group by, superlatives to what they rank (a
 //! column, a count, a time), with the measures they create.
 
-use super::super::intent::number_at;
+use super::super::intent::{CORRESPONDING, number_at};
 use super::super::link::{TypeClass, nearest_before};
 use super::super::text::is_money_word;
 use super::{Agg, Builder, Measure, Mention, ROW_NOUNS, RankKey, Target, is_singular};
@@ -477,13 +477,8 @@ impl Builder<'_> {
             }
             let mut at = cue.start;
             while at > 0
-                && self.tokens[at - 1].is_any(&[
-                    "the",
-                    "their",
-                    "its",
-                    "corresponding",
-                    "respective",
-                ])
+                && (self.tokens[at - 1].is_any(&["the", "their", "its"])
+                    || self.tokens[at - 1].is_any(CORRESPONDING))
             {
                 at -= 1;
             }

@@ -100,7 +100,7 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], in
             at = n.end;
             next += 1;
         }
-        let Some(t) = table_after_of(mentions, tokens, used, index, at) else {
+        let Some((t, table_named)) = table_after_of(mentions, tokens, used, index, at) else {
             continue;
         };
         let Some(label) = index
@@ -117,10 +117,6 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], in
         // the department" is `department.dept_name`, not a tie with `student.name`). Only
         // for a name column of a table the words name (not a table found through one of
         // its columns, "of the document type code"), and not for "the first name".
-        let table_named = mentions[k + 1..]
-            .iter()
-            .take_while(|n| n.start <= at + 4)
-            .any(|n| n.target == Target::Table(t));
         let chosen = mentions[k].column().unwrap_or(c);
         if table_named
             && ends_with_name(&index.columns[chosen].name)
@@ -171,14 +167,15 @@ fn past_of(
 /// The table named right after "of" at `at` ("the name of its factory", "the names of
 /// all female students"): past a determiner or "all" and values that qualify the rows,
 /// the table, or a column qualified by its table's word ("movies directed"). Words of
-/// intent cues between are passed too ("the name of the most recent movie").
+/// intent cues between are passed too ("the name of the most recent movie"). With the
+/// table, whether the words name the table itself (not one of its columns).
 fn table_after_of(
     mentions: &[Mention],
     tokens: &[Token],
     used: &[bool],
     index: &SchemaIndex,
     at: usize,
-) -> Option<usize> {
+) -> Option<(usize, bool)> {
     let at = past_of(tokens, used, at, |k| {
         mentions
             .iter()
@@ -187,13 +184,13 @@ fn table_after_of(
     })?;
     let n = mentions.iter().find(|n| n.start == at)?;
     match n.target {
-        Target::Table(t) => Some(t),
+        Target::Table(t) => Some((t, true)),
         Target::Column(o) => {
             let t = index.columns[o].table;
             index.tables[t]
                 .stems
                 .contains(&tokens[at].stem)
-                .then_some(t)
+                .then_some((t, false))
         }
         Target::Value { .. } => None,
     }

@@ -18,6 +18,7 @@ mod keys;
 mod listed;
 mod mention;
 mod names;
+mod referenced;
 mod schema;
 mod values;
 
@@ -66,6 +67,7 @@ pub(crate) fn link(
     let mut mentions = merge_qualified(mentions, tokens, index);
     names_of_tables(&mut mentions, tokens, used, index);
     keys::key_words(&mut mentions, tokens, used, index);
+    referenced::to_referenced_keys(&mut mentions, tokens, index);
     mentions
 }
 

@@ -28,6 +28,7 @@ mod nouns;
 mod per_answer;
 mod phrasing;
 mod readings;
+mod referenced;
 mod rules;
 mod ties;
 mod time_rankings;

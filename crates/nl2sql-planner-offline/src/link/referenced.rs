@@ -38,10 +38,9 @@ pub(super) fn to_referenced_keys(mentions: &mut [Mention], tokens: &[Token], ind
         // asks for its rows; only other foreign key mentions into the same table do not.
         let own_named = others().any(|m| {
             m.target.table(index) == own
-                && !m
-                    .column()
+                && m.column()
                     .and_then(|o| referenced_key(index, o))
-                    .is_some_and(|o| index.columns[o].table == referenced)
+                    .is_none_or(|o| index.columns[o].table != referenced)
         });
         // The referenced table's own columns or values are named ("the description of
         // …", "the document type Paper"): a table's name alone is not enough.

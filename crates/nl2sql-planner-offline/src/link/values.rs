@@ -564,7 +564,9 @@ pub(super) fn literal_values(
             i += 1;
             continue;
         }
-        let Some(j) = literal_end(text, tokens, used, taken, i, bound.is_some()) else {
+        let Some(j) = literal_end(text, tokens, used, taken, i, bound.is_some())
+            .or_else(|| known_word_of(tokens, used, taken, i, index, bound.as_ref()?))
+        else {
             i += 1;
             continue;
         };
@@ -629,6 +631,28 @@ pub(super) fn literal_values(
         i = j;
     }
     out
+}
+
+/// "documents with the status code done": a word that carries no meaning elsewhere
+/// ("done", "any") right after the column it is a known value of is that value. The
+/// end of the literal, one word.
+fn known_word_of(
+    tokens: &[Token],
+    used: &[bool],
+    taken: &[bool],
+    i: usize,
+    index: &SchemaIndex,
+    (_, columns): &(usize, Vec<(usize, u32)>),
+) -> Option<usize> {
+    let t = &tokens[i];
+    let known = |c: usize| {
+        index.columns[c]
+            .samples
+            .iter()
+            .any(|s| matches!(&s.value, Value::String(v) if v.eq_ignore_ascii_case(&t.raw)))
+    };
+    (t.kind == TokenKind::Word && !used[i] && !taken[i] && columns.iter().any(|(c, _)| known(*c)))
+        .then_some(i + 1)
 }
 
 /// "the document with id 3", "grade 5", "courses with 1 credit": a number right after a

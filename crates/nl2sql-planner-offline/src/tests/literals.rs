@@ -116,3 +116,34 @@ fn older_and_younger_compare_an_age() {
     assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
     assert!(e.message.contains("'40'"), "{}", e.message);
 }
+
+#[test]
+fn a_meaningless_word_after_its_column_is_its_known_value() {
+    let mut contract = SchemaContract::new("hanging", "sqlite");
+    contract.add_table(table(
+        "picture",
+        vec![
+            col("picture_id", "INTEGER", true),
+            col("picture_name", "TEXT", false),
+            col("hanging_status", "TEXT", false),
+        ],
+        vec![],
+    ));
+    let mut g = SchemaSnapshot {
+        contract,
+        metadata: None,
+    };
+    super::rules::describe(
+        &mut g,
+        "picture",
+        "hanging_status",
+        super::samples(&["done", "pending"]),
+    );
+    // "done" carries no meaning elsewhere ("any work done"), but right after the column
+    // whose known value it is, it is that value: not a dropped condition.
+    check(
+        &g,
+        "List the picture ids for any pictures with the hanging status done.",
+        "SELECT p.picture_id AS picture_id FROM picture AS p WHERE p.hanging_status = 'done' LIMIT 10000",
+    );
+}

@@ -353,6 +353,25 @@ impl Builder<'_> {
     /// most bedrooms" rank schools and apartments (each row's own value), not groups of
     /// rows sharing the attribute by a total. On Spider train such rankings read as a
     /// total per attribute were wrong every time the rows were named.
+    /// "wrestlers who are not located in Tokyo", "users whose status is done": column
+    /// mention `k` (of column `c`) names the column of the value right after it (over
+    /// "is", "not", "in" and the like) that the question filters on; it is that
+    /// condition's name, not a column to list.
+    fn names_a_filter_value(&self, k: usize, c: usize) -> bool {
+        const BETWEEN: &[&str] = &[
+            "is", "are", "was", "were", "not", "in", "at", "of", "from", "as", "equal", "equals",
+            "to",
+        ];
+        let end = self.mentions[k].end;
+        self.a.filters.iter().any(|f| f.column == c)
+            && self.mentions.iter().any(|v| {
+                matches!(v.target, Target::Value { column, .. } if column == c)
+                    && v.start >= end
+                    && v.start - end <= 3
+                    && self.tokens[end..v.start].iter().all(|t| t.is_any(BETWEEN))
+            })
+    }
+
     fn names_rows_of(&self, entity: &Entity, table: usize) -> bool {
         let stems = &self.index.tables[table].stems;
         self.mentions
@@ -560,6 +579,7 @@ impl Builder<'_> {
                 }
                 if let Target::Column(c) = m.target
                     && !cols.contains(&c)
+                    && !self.names_a_filter_value(k, c)
                     && entity_table.is_none_or(|t| {
                         crate::joins::distance(self.index, t, self.index.columns[c].table).is_some()
                     })

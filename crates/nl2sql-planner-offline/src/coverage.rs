@@ -216,6 +216,12 @@ pub(crate) fn cover(
                             element: OPERATION.to_owned(),
                         },
                     ));
+                } else if let Some(n) = counted.filter(|n| *n > 1)
+                    && !used.has_number(n as f64)
+                {
+                    // "the types of schools that have two schools": a count no cue read
+                    // is a condition the plan would drop.
+                    unplaced.push((i, t.raw.clone()));
                 } else if analysis.unlinked.contains(&t.raw)
                     && !is_function_word(&t.lower)
                     && !is_stop_word(&t.lower)

@@ -83,6 +83,15 @@ fn a_number_or_a_count_the_plan_does_not_use_is_refused() {
 }
 
 #[test]
+fn a_number_word_no_condition_reads_is_refused() {
+    // "that have two machines" is a count per factory the plan would drop: refused by
+    // name, not answered with every factory.
+    let e = strict("Show the names of factories that have two machines.").unwrap_err();
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    assert!(unplaced(&e).contains(&"two".to_owned()), "{e:?}");
+}
+
+#[test]
 fn the_lenient_planner_answers_and_lists_what_it_did_not_place() {
     let plan = OfflinePlanner::lenient()
         .plan_sync(&plan_request(

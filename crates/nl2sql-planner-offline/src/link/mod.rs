@@ -102,13 +102,25 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], in
             at = n.end;
             next += 1;
         }
-        let Some((t, table_named)) = table_after_of(mentions, tokens, used, index, at) else {
+        // "the company name": the table named right before the word.
+        let before = mentions[..k]
+            .iter()
+            .rev()
+            .find(|n| n.end == m_start)
+            .and_then(|n| match n.target {
+                Target::Table(t) => Some((t, true)),
+                _ => None,
+            });
+        let Some((t, table_named)) =
+            before.or_else(|| table_after_of(mentions, tokens, used, index, at))
+        else {
             continue;
         };
-        let Some(label) = index
-            .label_column(t)
-            .filter(|l| index.columns[*l].class == TypeClass::Text)
-        else {
+        // Read from the table before the word or after "for", a key is no name.
+        let beside = before.is_some() || tokens.get(at).is_some_and(|t| t.is("for"));
+        let Some(label) = index.label_column(t).filter(|l| {
+            index.columns[*l].class == TypeClass::Text && !(beside && index.columns[*l].is_key)
+        }) else {
             continue;
         };
         if index.columns[c].table != t || (label != c && ends_with_name(&index.columns[label].name))
@@ -149,7 +161,19 @@ fn past_of(
     at: usize,
     value_end: impl Fn(usize) -> Option<usize>,
 ) -> Option<usize> {
-    if !tokens.get(at).is_some_and(|t| t.is("of")) {
+    past_of_words(tokens, used, at, &["of"], value_end)
+}
+
+/// [`past_of`] after any of `words` ("of", or "for" where a name is asked for: "the
+/// names for all regions").
+fn past_of_words(
+    tokens: &[Token],
+    used: &[bool],
+    at: usize,
+    words: &[&str],
+    value_end: impl Fn(usize) -> Option<usize>,
+) -> Option<usize> {
+    if !tokens.get(at).is_some_and(|t| t.is_any(words)) {
         return None;
     }
     let mut at = at + 1;
@@ -178,7 +202,7 @@ fn table_after_of(
     index: &SchemaIndex,
     at: usize,
 ) -> Option<(usize, bool)> {
-    let at = past_of(tokens, used, at, |k| {
+    let at = past_of_words(tokens, used, at, &["of", "for"], |k| {
         mentions
             .iter()
             .find(|n| n.start == k && matches!(n.target, Target::Value { .. }))

@@ -170,3 +170,70 @@ fn a_full_name_is_the_first_and_the_last_name() {
         "SELECT m.full_name AS full_name FROM member AS m LIMIT 10000",
     );
 }
+
+/// Regions hit by storms, and the stations of oil companies with their managers.
+fn regions() -> SchemaSnapshot {
+    snapshot_of(
+        "regions",
+        vec![
+            table(
+                "region",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("region_code", "TEXT", false),
+                    col("region_name", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "storm",
+                vec![col("id", "INTEGER", true), col("name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "affected_region",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("region_id", "INTEGER", false),
+                    col("storm_id", "INTEGER", false),
+                ],
+                vec![("region_id", "region"), ("storm_id", "storm")],
+            ),
+            table(
+                "company",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("company", "TEXT", false),
+                    col("rank", "INTEGER", false),
+                ],
+                vec![],
+            ),
+            table(
+                "station",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("company_id", "INTEGER", false),
+                    col("manager_name", "TEXT", false),
+                ],
+                vec![("company_id", "company")],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn the_names_for_a_table_and_a_tables_name_are_its_own_name() {
+    // "names for all regions" is the regions' name, not the storms' `name` column.
+    check(
+        &regions(),
+        "What are the codes and names for all regions?",
+        "SELECT r.region_code AS region_code, r.region_name AS region_name FROM region AS r LIMIT 10000",
+    );
+    // "the company name" is the company's label (`company.company`), not the
+    // stations' `manager_name`.
+    check(
+        &regions(),
+        "List the company name and rank for all companies.",
+        "SELECT c.company AS company, c.rank AS rank FROM company AS c LIMIT 10000",
+    );
+}

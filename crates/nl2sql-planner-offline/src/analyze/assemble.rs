@@ -348,11 +348,6 @@ impl Builder<'_> {
         ranking
     }
 
-    /// Whether the question names the rows of `table` that an attribute belongs to: "the
-    /// color of the school with the largest enrollment", "the apartment number with the
-    /// most bedrooms" rank schools and apartments (each row's own value), not groups of
-    /// rows sharing the attribute by a total. On Spider train such rankings read as a
-    /// total per attribute were wrong every time the rows were named.
     /// "wrestlers who are not located in Tokyo", "users whose status is done": column
     /// mention `k` (of column `c`) names the column of the value right after it (over
     /// "is", "not", "in" and the like) that the question filters on; it is that
@@ -372,6 +367,11 @@ impl Builder<'_> {
             })
     }
 
+    /// Whether the question names the rows of `table` that an attribute belongs to: "the
+    /// color of the school with the largest enrollment", "the apartment number with the
+    /// most bedrooms" rank schools and apartments (each row's own value), not groups of
+    /// rows sharing the attribute by a total. On Spider train such rankings read as a
+    /// total per attribute were wrong every time the rows were named.
     fn names_rows_of(&self, entity: &Entity, table: usize) -> bool {
         let stems = &self.index.tables[table].stems;
         self.mentions

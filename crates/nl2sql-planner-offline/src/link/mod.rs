@@ -5,7 +5,9 @@
 //!
 //! In order: capitalised names and exact known values (`values`), boolean adjectives
 //! (`booleans`), names (`names`), then words inside multi-word values (`values`). `listed`
-//! reads the values a description enumerates into the known values.
+//! reads the values a description enumerates into the known values. Once ties are
+//! settled, `keys` links "id" to the key of its table and `referenced` reads a foreign key
+//! column as the key it refers to where the question is about the referenced table.
 
 use super::text::{Token, split_ident, stem};
 

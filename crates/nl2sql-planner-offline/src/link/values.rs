@@ -633,9 +633,9 @@ pub(super) fn literal_values(
     out
 }
 
-/// "documents with the status code done": a word that carries no meaning elsewhere
-/// ("done", "any") right after the column it is a known value of is that value. The
-/// end of the literal, one word.
+/// "documents with the status code done": a lower-case word right after the column it
+/// is a known value of is that value, even a word that carries no meaning elsewhere
+/// ("done" is a stop word). The end of the literal, one word.
 fn known_word_of(
     tokens: &[Token],
     used: &[bool],

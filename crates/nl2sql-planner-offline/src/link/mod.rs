@@ -111,7 +111,11 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], in
             .find(|n| n.end == m_start)
             .and_then(|n| match n.target {
                 Target::Table(t) => Some((t, true)),
-                _ => None,
+                // "the winning aircraft name": a column that refers to a table, then the
+                // name of the row it refers to.
+                Target::Column(f) => referenced::referenced_key(index, f)
+                    .map(|key| (index.columns[key].table, false)),
+                Target::Value { .. } => None,
             });
         let Some((t, table_named)) =
             before.or_else(|| table_after_of(mentions, tokens, used, index, at))

@@ -86,7 +86,7 @@ fn after_have(tokens: &[Token], start: usize) -> bool {
 /// The one column `c` refers to, when `c` is the whole of a one-column foreign key into
 /// another table, and the only key of its table into that table (a table of friends
 /// refers to people twice, and each key is a different relation).
-fn referenced_key(index: &SchemaIndex, c: usize) -> Option<usize> {
+pub(super) fn referenced_key(index: &SchemaIndex, c: usize) -> Option<usize> {
     let col = &index.columns[c];
     let mut keys = index.foreign_keys.iter().filter(|f| {
         f.from == col.table

@@ -237,3 +237,39 @@ fn the_names_for_a_table_and_a_tables_name_are_its_own_name() {
         "SELECT c.company AS company, c.rank AS rank FROM company AS c LIMIT 10000",
     );
 }
+
+#[test]
+fn a_name_after_a_column_that_refers_to_a_table_is_that_rows_name() {
+    // "the winning aircraft name": the name of the aircraft the column refers to, not
+    // the pilots' `name` column joined in.
+    let races = snapshot_of(
+        "races",
+        vec![
+            table(
+                "aircraft",
+                vec![col("id", "INTEGER", true), col("aircraft", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "pilot",
+                vec![col("id", "INTEGER", true), col("name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "race",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("location", "TEXT", false),
+                    col("winning_aircraft", "INTEGER", false),
+                    col("winning_pilot", "INTEGER", false),
+                ],
+                vec![("winning_aircraft", "aircraft"), ("winning_pilot", "pilot")],
+            ),
+        ],
+    );
+    check(
+        &races,
+        "Please list the location and the winning aircraft name.",
+        "SELECT r.location AS location, r.winning_aircraft AS winning_aircraft, a.aircraft AS aircraft FROM race AS r INNER JOIN aircraft AS a ON r.winning_aircraft = a.id LIMIT 10000",
+    );
+}

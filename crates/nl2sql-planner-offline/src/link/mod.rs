@@ -105,18 +105,15 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], in
             next += 1;
         }
         // "the company name": the table named right before the word.
-        let before = mentions[..k]
-            .iter()
-            .rev()
-            .find(|n| n.end == m_start)
-            .and_then(|n| match n.target {
-                Target::Table(t) => Some((t, true)),
-                // "the winning aircraft name": a column that refers to a table, then the
-                // name of the row it refers to.
-                Target::Column(f) => referenced::referenced_key(index, f)
-                    .map(|key| (index.columns[key].table, false)),
-                Target::Value { .. } => None,
-            });
+        let before = nearest_before(&mentions[..k], m_start, 0).and_then(|(_, n)| match n.target {
+            Target::Table(t) => Some((t, true)),
+            // "the winning aircraft name": a column that refers to a table, then the
+            // name of the row it refers to.
+            Target::Column(f) => {
+                referenced::referenced_key(index, f).map(|key| (index.columns[key].table, false))
+            }
+            Target::Value { .. } => None,
+        });
         let Some((t, table_named)) =
             before.or_else(|| table_after_of(mentions, tokens, used, index, at))
         else {

@@ -55,20 +55,10 @@ pub(super) fn to_referenced_keys(mentions: &mut [Mention], tokens: &[Token], ind
             continue;
         }
         let m = &mut mentions[k];
-        m.target = match std::mem::replace(&mut m.target, Target::Column(key)) {
-            Target::Value {
-                values,
-                exact,
-                word,
-                ..
-            } => Target::Value {
-                column: key,
-                values,
-                exact,
-                word,
-            },
-            _ => Target::Column(key),
-        };
+        match &mut m.target {
+            Target::Value { column, .. } => *column = key,
+            target => *target = Target::Column(key),
+        }
         if m.guess.as_ref().is_some_and(|g| *g == m.target) {
             m.guess = None;
         }

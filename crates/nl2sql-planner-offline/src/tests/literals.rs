@@ -9,7 +9,7 @@ use nl2sql_state::{SchemaContract, SchemaSnapshot};
 use nl2sql_state::ErrorCode;
 
 use super::rules::{check, request_over};
-use super::{col, table};
+use super::{col, snapshot_of, table};
 use crate::OfflinePlanner;
 
 pub(super) fn gallery() -> SchemaSnapshot {
@@ -142,20 +142,18 @@ fn a_column_that_names_the_value_after_it_is_not_listed() {
 
 /// Pictures with a hanging status whose values are known.
 fn hanging() -> SchemaSnapshot {
-    let mut contract = SchemaContract::new("hanging", "sqlite");
-    contract.add_table(table(
-        "picture",
-        vec![
-            col("picture_id", "INTEGER", true),
-            col("picture_name", "TEXT", false),
-            col("hanging_status", "TEXT", false),
-        ],
-        vec![],
-    ));
-    let mut g = SchemaSnapshot {
-        contract,
-        metadata: None,
-    };
+    let mut g = snapshot_of(
+        "hanging",
+        vec![table(
+            "picture",
+            vec![
+                col("picture_id", "INTEGER", true),
+                col("picture_name", "TEXT", false),
+                col("hanging_status", "TEXT", false),
+            ],
+            vec![],
+        )],
+    );
     super::rules::describe(
         &mut g,
         "picture",

@@ -5,9 +5,11 @@
 
 use super::text::{Token, TokenKind, is_function_word, is_stop_word, number_word};
 
+mod compare;
 mod cues;
 mod dates;
 
+use compare::{comparison_words, is_comparison_at};
 pub(crate) use dates::Day;
 use dates::{dates, year_of};
 
@@ -567,44 +569,6 @@ fn superlative_word(w: &str) -> Option<bool> {
     }
 }
 
-fn is_comparison_at(tokens: &[Token], from: usize, to: usize) -> bool {
-    (from..to).any(|k| comparison_words(tokens, k).is_some_and(|(_, len)| k + len == to))
-}
-
-/// A comparison phrase at `i`: its operator and length (the number follows).
-fn comparison_words(tokens: &[Token], i: usize) -> Option<(CmpOp, usize)> {
-    let w = |k: usize| tokens.get(i + k).map(|t| t.lower.as_str()).unwrap_or("");
-    let two = (w(0), w(1));
-    let op = match two {
-        (
-            "more" | "greater" | "larger" | "higher" | "bigger" | "longer" | "older" | "heavier"
-            | "taller",
-            "than",
-        ) => (CmpOp::Gt, 2),
-        ("less" | "fewer" | "smaller" | "lower" | "shorter" | "younger" | "lighter", "than") => {
-            (CmpOp::Lt, 2)
-        }
-        ("at", "least") => (CmpOp::GtEq, 2),
-        ("at", "most") | ("up", "to") => (CmpOp::LtEq, 2),
-        ("no", "more") if w(2) == "than" => (CmpOp::LtEq, 3),
-        ("no", "less" | "fewer") if w(2) == "than" => (CmpOp::GtEq, 3),
-        ("equal", "to") => (CmpOp::Eq, 2),
-        ("not", "equal") if w(2) == "to" => (CmpOp::NotEq, 3),
-        ("over" | "above" | "exceeding" | "exceeds" | "exceed", _) => (CmpOp::Gt, 1),
-        ("under" | "below", _) => (CmpOp::Lt, 1),
-        ("exactly" | "equals", _) => (CmpOp::Eq, 1),
-        ("between", _) => (CmpOp::GtEq, 1),
-        (">", _) => (CmpOp::Gt, 1),
-        (">=", _) => (CmpOp::GtEq, 1),
-        ("<", _) => (CmpOp::Lt, 1),
-        ("<=", _) => (CmpOp::LtEq, 1),
-        ("=", _) => (CmpOp::Eq, 1),
-        ("!=" | "<>", _) => (CmpOp::NotEq, 1),
-        _ => return None,
-    };
-    Some(op)
-}
-
 /// Words for counted units that stand between a bound and a postfix operator ("450
 /// units or fewer").
 const UNIT_NOUNS: &[&str] = &["unit", "units", "piece", "pieces", "item", "items"];
@@ -634,7 +598,7 @@ fn postfix_comparison(tokens: &[Token], i: usize) -> Option<(f64, CmpOp, usize)>
 }
 
 /// `descending`, `highest first`, `alphabetically`…: (descending?, length).
-fn direction_words(tokens: &[Token], i: usize) -> Option<(bool, usize)> {
+pub(crate) fn direction_words(tokens: &[Token], i: usize) -> Option<(bool, usize)> {
     let w = |k: usize| tokens.get(i + k).map(|t| t.lower.as_str()).unwrap_or("");
     const MORE: &[&str] = &["most", "highest", "largest", "biggest", "greatest"];
     const LESS: &[&str] = &["least", "lowest", "smallest", "fewest"];

@@ -815,6 +815,47 @@ impl Builder<'_> {
                 .any(|w| ROW_WORDS.contains(&w.to_lowercase().as_str()))
     }
 
+    /// The sort keys after the first, from `at` (right after the first key and its own
+    /// direction): "sorted by price decreasing and name ascending", "ordered by email
+    /// address and phone number". Each is a column the question names after "and" (or a
+    /// comma, "then", "by"), sorted by the direction written right after it, or the first
+    /// key's.
+    fn further_order_keys(&mut self, mut at: usize, first_desc: bool) {
+        let mut position = 1;
+        loop {
+            let w = |k: usize| self.tokens.get(k).map_or("", |t| t.lower.as_str());
+            if !matches!(w(at), "and" | ",") {
+                return;
+            }
+            let mut k = at + 1;
+            while matches!(w(k), "then" | "by" | "the" | "their" | "its" | "and") {
+                k += 1;
+            }
+            let Some(m) = self.mentions.iter().find(|m| m.start == k) else {
+                return;
+            };
+            let Target::Column(c) = m.target else {
+                return;
+            };
+            let grouped = !self.a.measures.is_empty();
+            if grouped && !self.a.group_by.contains(&c) {
+                return;
+            }
+            let own = crate::intent::direction_words(self.tokens, m.end);
+            let desc = own.map_or(first_desc, |(d, _)| d);
+            let o = Output::Column(c);
+            if self.a.order.iter().any(|(x, _)| *x == o) {
+                return;
+            }
+            if !grouped && !self.a.outputs.contains(&o) {
+                self.a.outputs.push(o);
+            }
+            self.a.order.insert(position, (o, desc));
+            position += 1;
+            at = m.end + own.map_or(0, |(_, len)| len);
+        }
+    }
+
     /// `sorted by X`, direction words and a default order for grouped results.
     pub(super) fn ordering(&mut self) {
         let key = self.cues.order_key;
@@ -866,8 +907,15 @@ impl Builder<'_> {
                 _ => None,
             };
             if let Some(o) = out {
+                // "sorted by price decreasing": a direction right after the key is its own.
+                let own = target.and_then(|m| crate::intent::direction_words(self.tokens, m.end));
+                let desc = own.map_or(desc, |(d, _)| d);
                 self.a.order.retain(|(x, _)| *x != o);
                 self.a.order.insert(0, (o, desc));
+                if let Some(m) = target {
+                    let after = m.end + own.map_or(0, |(_, len)| len);
+                    self.further_order_keys(after, desc);
+                }
             }
         } else if let Some(desc) = self.cues.order_desc {
             if let Some(first) = self.a.order.first_mut() {

@@ -200,6 +200,34 @@ pub(super) fn missing_cues(
             out.push((start, at, format!("an order by {}", index.columns[c].name)));
         }
     }
+    // Direction words both ways ("sorted by price decreasing and name ascending") ask
+    // for two sort keys, one each way.
+    // (A phrase is read once: "descending alphabetical order" is one direction.)
+    let mut directions = BTreeSet::new();
+    let mut last = None;
+    let mut i = 0;
+    while i < tokens.len() {
+        match crate::intent::direction_words(tokens, i) {
+            Some((desc, len)) => {
+                directions.insert(desc);
+                last = Some(i);
+                i += len;
+            }
+            None => i += 1,
+        }
+    }
+    if directions.len() == 2 {
+        let ways: BTreeSet<bool> = plan
+            .order_by
+            .iter()
+            .map(|o| o.direction == nl2sql_plan::Direction::Desc)
+            .collect();
+        if ways.len() < 2
+            && let Some(i) = last
+        {
+            out.push((i, i + 1, "a second sort key, the other way".to_owned()));
+        }
+    }
     // "the first and last name", "start and end dates": a word coordinated with a
     // column's name ("last name" → `last_name`) that with the same head names another
     // column of that table (`first_name`) asks for that column too.

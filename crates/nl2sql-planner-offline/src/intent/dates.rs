@@ -2,6 +2,7 @@
 //! periods ("last quarter", "the past 10 years"), `before`/`after`/`since`, `between … and
 //! …`, relative to the request's `today`.
 
+use super::compare::is_comparison_at;
 use super::cues::{Cues, DateCue, number_at};
 use crate::text::{Token, TokenKind, month_number};
 
@@ -118,7 +119,12 @@ pub(super) fn dates(tokens: &[Token], today: Day, c: &mut Cues) {
             } else {
                 year_words(tokens, i + plen)
             };
-        if let Some((lo, hi, len)) = period(i + plen) {
+        // "more than 2000 distance", "at least 1990 points": a number after a comparison
+        // is what is compared, not a year.
+        let compared = plen == 0
+            && year_of(&tokens[i]).is_some()
+            && is_comparison_at(tokens, i.saturating_sub(3), i);
+        if let Some((lo, hi, len)) = period(i + plen).filter(|_| !compared) {
             let mut end = i + plen + len;
             // "2013 or later", "2020 onwards", "March 2024 or earlier": open ranges.
             let open = match (w(end), w(end + 1)) {

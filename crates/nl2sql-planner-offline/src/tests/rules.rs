@@ -628,3 +628,55 @@ fn the_latest_row_for_each_group_is_the_latest_date_per_group() {
         "SELECT d.name AS driver, MAX(t.started_at) AS max_started_at FROM trips AS t INNER JOIN drivers AS d ON t.driver_id = d.id GROUP BY d.name ORDER BY d.name LIMIT 10000",
     );
 }
+
+#[test]
+fn sort_keys_after_the_first_are_sort_keys_each_with_its_direction() {
+    let s = shop();
+    check(
+        &s,
+        "What are the titles and list prices of articles, sorted by list price decreasing and title ascending?",
+        "SELECT a.title AS article, a.list_price AS list_price FROM articles AS a ORDER BY a.list_price DESC, a.title LIMIT 10000",
+    );
+    check(
+        &s,
+        "Show the titles and unit costs of articles ordered by unit cost and title.",
+        "SELECT a.title AS article, a.unit_cost AS unit_cost FROM articles AS a ORDER BY a.unit_cost, a.title LIMIT 10000",
+    );
+}
+
+#[test]
+fn opposite_directions_with_one_sort_key_are_refused() {
+    let s = shop();
+    // The strict planner answers the two-key question…
+    let plan = strict_over(
+        &s,
+        "What are the titles and list prices of articles, sorted by list price decreasing and title ascending?",
+    )
+    .unwrap();
+    assert_eq!(plan.order_by.len(), 2);
+    // … and refuses one whose second key it cannot find, naming the direction it could not
+    // place (a single key one way would silently drop the other).
+    let e = strict_over(
+        &s,
+        "What are the titles of articles, sorted by list price decreasing and then ascending?",
+    )
+    .unwrap_err();
+    assert_eq!(e.code, nl2sql_state::ErrorCode::AmbiguousQuestion);
+    assert!(
+        e.message.contains("could not place 'ascending'"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn one_direction_phrase_is_one_direction() {
+    let s = shop();
+    let plan = strict_over(
+        &s,
+        "List all article titles in descending alphabetical order.",
+    )
+    .unwrap();
+    assert_eq!(plan.order_by.len(), 1);
+    assert_eq!(plan.order_by[0].direction, nl2sql_plan::Direction::Desc);
+}

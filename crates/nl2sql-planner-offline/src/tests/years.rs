@@ -210,3 +210,27 @@ fn either_before_alternatives_adds_nothing() {
     );
     placed(&s, question);
 }
+
+#[test]
+fn a_number_after_a_comparison_is_compared_not_a_year() {
+    // Venues have a date column: read as a year, 2000 would also have become a date range.
+    let s = shows();
+    for (question, sql) in [
+        (
+            "Show the names of venues with more than 2000 capacity.",
+            "SELECT v.venue_name AS venue_name FROM venue AS v WHERE v.capacity > 2000 LIMIT 10000",
+        ),
+        (
+            "Show the names of venues with a capacity of at least 1990.",
+            "SELECT v.venue_name AS venue_name FROM venue AS v WHERE v.capacity >= 1990 LIMIT 10000",
+        ),
+    ] {
+        check(&s, question, sql);
+    }
+    // A year after a date word is still a year.
+    check(
+        &s,
+        "Show the names of venues opened in 2000.",
+        "SELECT v.venue_name AS venue_name, v.opened_on AS opened_on FROM venue AS v WHERE v.opened_on >= '2000-01-01' AND v.opened_on < '2001-01-01' LIMIT 10000",
+    );
+}

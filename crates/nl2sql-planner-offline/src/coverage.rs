@@ -97,11 +97,20 @@ pub(crate) fn cover(
             element_of(m, index, &used)
         };
         // "across all our plants", "in every factory": a table named only to say "all of
-        // them" restricts nothing.
-        let quantified = matches!(m.target, Target::Table(_))
-            && tokens[m.start.saturating_sub(3)..m.start]
-                .iter()
-                .any(|t| t.is_any(&["all", "every", "across"]));
+        // them" restricts nothing; unless its rows refer to rows the plan reads ("the
+        // average age of all gymnasts", gymnasts referring to people): then it says which.
+        let quantified = match m.target {
+            Target::Table(t) => {
+                tokens[m.start.saturating_sub(3)..m.start]
+                    .iter()
+                    .any(|t| t.is_any(&["all", "every", "across"]))
+                    && !index
+                        .foreign_keys
+                        .iter()
+                        .any(|fk| fk.from == t && fk.to != t && used.reads_table(index, fk.to))
+            }
+            _ => false,
+        };
         if placed && let Some(other) = &m.guess {
             // Two readings nothing tells apart: refused, naming both.
             let second = Mention {

@@ -9,7 +9,8 @@ mod compare;
 mod cues;
 mod dates;
 
-use compare::{comparison_words, is_comparison_at};
+pub(crate) use compare::comparison_words;
+use compare::is_comparison_at;
 pub(crate) use dates::Day;
 use dates::{dates, year_of};
 

@@ -200,6 +200,19 @@ pub(super) fn missing_cues(
             out.push((start, at, format!("an order by {}", index.columns[c].name)));
         }
     }
+    // A comparison phrase ("greater than", "at least") that no cue read compared nothing
+    // the plan holds: "whose age is greater than any engineer" must not become a list of
+    // engineers.
+    for i in 0..tokens.len() {
+        let Some((_, len)) = crate::intent::comparison_words(tokens, i) else {
+            continue;
+        };
+        let phrase = len >= 2 && (tokens[i + len - 1].is("than") || tokens[i].is("at"));
+        let read = (i..i + len).any(|k| cues.used.get(k).copied().unwrap_or(false));
+        if phrase && !read && !inside_mention(i, i + len) {
+            out.push((i, i + len, "a comparison".to_owned()));
+        }
+    }
     // Direction words both ways ("sorted by price decreasing and name ascending") ask
     // for two sort keys, one each way.
     // (A phrase is read once: "descending alphabetical order" is one direction.)

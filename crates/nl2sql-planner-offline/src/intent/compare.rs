@@ -11,7 +11,7 @@ pub(super) fn is_comparison_at(tokens: &[Token], from: usize, to: usize) -> bool
 }
 
 /// A comparison phrase at `i`: its operator and length (the number follows).
-pub(super) fn comparison_words(tokens: &[Token], i: usize) -> Option<(CmpOp, usize)> {
+pub(crate) fn comparison_words(tokens: &[Token], i: usize) -> Option<(CmpOp, usize)> {
     let w = |k: usize| tokens.get(i + k).map(|t| t.lower.as_str()).unwrap_or("");
     let two = (w(0), w(1));
     let op = match two {

@@ -1,7 +1,8 @@
 //! Where a comparison's column is: named between the word and the number ("above age
 //! 46"), implied by the comparative ("older than 46" is an age) even when another column
 //! follows after "and", and never a column named after a conjunction or a sort phrase
-//! ("bigger than 100 ordered by year").
+//! ("bigger than 100 ordered by year"); a comparison with nothing the plan compares, and
+//! "all" of a table whose rows say which rows are read, are refused, not dropped.
 
 use nl2sql_state::SchemaSnapshot;
 
@@ -46,5 +47,70 @@ fn a_column_after_and_is_not_the_one_compared() {
         &gallery(),
         "List the names of pictures whose price is bigger than 100 ordered by room.",
         "SELECT p.picture_name AS picture_name, p.room AS room FROM picture AS p WHERE p.price > 100 ORDER BY p.room LIMIT 10000",
+    );
+}
+
+/// People, some of whom are gymnasts (a gymnast's key is a person's), with jobs.
+fn athletes() -> SchemaSnapshot {
+    let mut gymnast = table(
+        "gymnast",
+        vec![
+            col("gymnast_id", "INTEGER", true),
+            col("total_points", "REAL", false),
+        ],
+        vec![("gymnast_id", "people")],
+    );
+    gymnast.foreign_keys[0].referred_columns = vec!["people_id".into()];
+    snapshot_of(
+        "athletes",
+        vec![
+            table(
+                "people",
+                vec![
+                    col("people_id", "INTEGER", true),
+                    col("name", "TEXT", false),
+                    col("age", "INTEGER", false),
+                    col("job", "TEXT", false),
+                ],
+                vec![],
+            ),
+            gymnast,
+        ],
+    )
+}
+
+#[test]
+fn a_comparison_with_nothing_to_compare_is_refused() {
+    // "greater than any engineer" compares with a subquery the planner does not write; the
+    // plan must not become a list of engineers with "greater than" dropped.
+    let e = super::rules::strict_over(
+        &athletes(),
+        "Find the names of people whose age is greater than any engineer.",
+    )
+    .unwrap_err();
+    assert_eq!(e.code, nl2sql_state::ErrorCode::AmbiguousQuestion);
+    assert!(
+        e.message.contains("could not place 'greater than'"),
+        "{}",
+        e.message
+    );
+    // With a number it is a comparison.
+    check(
+        &athletes(),
+        "Find the names of people whose age is greater than 30.",
+        "SELECT p.name AS person FROM people AS p WHERE p.age > 30 LIMIT 10000",
+    );
+}
+
+#[test]
+fn all_of_a_table_whose_rows_refer_to_the_rows_read_restricts_them() {
+    // "all gymnasts" is not "all people": gymnasts refer to people, so the table says which
+    // people, and a plan without it is refused.
+    let e = super::rules::strict_over(&athletes(), "What is the average age of all gymnasts?")
+        .unwrap_err();
+    assert!(
+        e.message.contains("could not place 'gymnasts'"),
+        "{}",
+        e.message
     );
 }

@@ -200,6 +200,21 @@ pub(super) fn missing_cues(
             out.push((start, at, format!("an order by {}", index.columns[c].name)));
         }
     }
+    // A date phrase must bound a date of the plan: "in August" with no date filter is a
+    // condition dropped (its month name is no number the checks of numbers would see).
+    // Its bounds show as date text, or as the years compared with a year column ("in
+    // 2004" → `Year = 2004`, "before 2010" → `Year < 2010`).
+    for d in &cues.dates {
+        let year = |bound: &String| bound.get(..4).and_then(|y| y.parse::<f64>().ok());
+        let placed = [&d.lo, &d.hi].into_iter().flatten().any(|b| {
+            used.has_text(b)
+                || year(b).is_some_and(|y| used.has_number(y) || used.has_number(y - 1.0))
+        }) || (d.start..d.end)
+            .any(|k| tokens[k].number().is_some_and(|x| used.has_number(x)));
+        if !placed && !inside_mention(d.start, d.end) {
+            out.push((d.start, d.end, "a date range".to_owned()));
+        }
+    }
     // A comparison phrase ("greater than", "at least") that no cue read compared nothing
     // the plan holds: "whose age is greater than any engineer" must not become a list of
     // engineers.

@@ -8,7 +8,7 @@ use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
 use super::super::OfflinePlanner;
 use super::rules::{check, request_over};
-use super::{col, table};
+use super::{col, snapshot_of, table};
 
 /// Concerts with a numeric year and no date; seasons with a year kept as text and part of
 /// the key; venues with a real date beside a year column.
@@ -232,5 +232,37 @@ fn a_number_after_a_comparison_is_compared_not_a_year() {
         &s,
         "Show the names of venues opened in 2000.",
         "SELECT v.venue_name AS venue_name, v.opened_on AS opened_on FROM venue AS v WHERE v.opened_on >= '2000-01-01' AND v.opened_on < '2001-01-01' LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_date_phrase_the_plan_does_not_bound_is_refused() {
+    // Trips keep their start as text in another format than ISO ("8/21/2015 17:03"): no
+    // date range can be read on it, and "in August" must not silently drop out.
+    let mut s = snapshot_of(
+        "rides",
+        vec![table(
+            "trip",
+            vec![
+                col("id", "INTEGER", true),
+                col("start_station_name", "TEXT", false),
+                col("start_date", "TEXT", false),
+                col("duration", "INTEGER", false),
+            ],
+            vec![],
+        )],
+    );
+    super::rules::describe(
+        &mut s,
+        "trip",
+        "start_date",
+        super::samples(&["8/21/2015 17:03", "8/22/2015 9:10"]),
+    );
+    let e = super::rules::strict_over(&s, "What is the total duration of trips in August?")
+        .unwrap_err();
+    assert!(
+        e.message.contains("could not place 'in August'"),
+        "{}",
+        e.message
     );
 }

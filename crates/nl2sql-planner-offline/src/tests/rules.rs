@@ -322,6 +322,22 @@ pub(super) fn sql_over(snapshot: &SchemaSnapshot, question: &str) -> String {
         .unwrap()
 }
 
+/// Asserts that the strict planner (whatever its confidence) refuses `question` as
+/// ambiguous, naming `words` as what it could not place.
+pub(super) fn refused_placing(snapshot: &SchemaSnapshot, question: &str, words: &str) {
+    let e = strict_over(snapshot, question).expect_err(question);
+    assert_eq!(
+        e.code,
+        nl2sql_state::ErrorCode::AmbiguousQuestion,
+        "{question}"
+    );
+    assert!(
+        e.message.contains(&format!("could not place '{words}'")),
+        "{question}: {}",
+        e.message
+    );
+}
+
 pub(super) fn check(snapshot: &SchemaSnapshot, question: &str, expect: &str) {
     assert_eq!(sql_over(snapshot, question), expect, "{question}");
 }
@@ -656,16 +672,10 @@ fn opposite_directions_with_one_sort_key_are_refused() {
     assert_eq!(plan.order_by.len(), 2);
     // … and refuses one whose second key it cannot find, naming the direction it could not
     // place (a single key one way would silently drop the other).
-    let e = strict_over(
+    refused_placing(
         &s,
         "What are the titles of articles, sorted by list price decreasing and then ascending?",
-    )
-    .unwrap_err();
-    assert_eq!(e.code, nl2sql_state::ErrorCode::AmbiguousQuestion);
-    assert!(
-        e.message.contains("could not place 'ascending'"),
-        "{}",
-        e.message
+        "ascending",
     );
 }
 

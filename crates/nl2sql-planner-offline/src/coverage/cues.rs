@@ -200,62 +200,9 @@ pub(super) fn missing_cues(
             out.push((start, at, format!("an order by {}", index.columns[c].name)));
         }
     }
-    // A date phrase must bound a date of the plan: "in August" with no date filter is a
-    // condition dropped (its month name is no number the checks of numbers would see).
-    // Its bounds show as date text, or as the years compared with a year column ("in
-    // 2004" → `Year = 2004`, "before 2010" → `Year < 2010`).
-    for d in &cues.dates {
-        let year = |bound: &String| bound.get(..4).and_then(|y| y.parse::<f64>().ok());
-        let placed = [&d.lo, &d.hi].into_iter().flatten().any(|b| {
-            used.has_text(b)
-                || year(b).is_some_and(|y| used.has_number(y) || used.has_number(y - 1.0))
-        }) || (d.start..d.end)
-            .any(|k| tokens[k].number().is_some_and(|x| used.has_number(x)));
-        if !placed && !inside_mention(d.start, d.end) {
-            out.push((d.start, d.end, "a date range".to_owned()));
-        }
-    }
-    // A comparison phrase ("greater than", "at least") that no cue read compared nothing
-    // the plan holds: "whose age is greater than any engineer" must not become a list of
-    // engineers.
-    for i in 0..tokens.len() {
-        let Some((_, len)) = crate::intent::comparison_words(tokens, i) else {
-            continue;
-        };
-        let phrase = len >= 2 && (tokens[i + len - 1].is("than") || tokens[i].is("at"));
-        let read = (i..i + len).any(|k| cues.used.get(k).copied().unwrap_or(false));
-        if phrase && !read && !inside_mention(i, i + len) {
-            out.push((i, i + len, "a comparison".to_owned()));
-        }
-    }
-    // Direction words both ways ("sorted by price decreasing and name ascending") ask
-    // for two sort keys, one each way.
-    // (A phrase is read once: "descending alphabetical order" is one direction.)
-    let mut directions = BTreeSet::new();
-    let mut last = None;
-    let mut i = 0;
-    while i < tokens.len() {
-        match crate::intent::direction_words(tokens, i) {
-            Some((desc, len)) => {
-                directions.insert(desc);
-                last = Some(i);
-                i += len;
-            }
-            None => i += 1,
-        }
-    }
-    if directions.len() == 2 {
-        let ways: BTreeSet<bool> = plan
-            .order_by
-            .iter()
-            .map(|o| o.direction == nl2sql_plan::Direction::Desc)
-            .collect();
-        if ways.len() < 2
-            && let Some(i) = last
-        {
-            out.push((i, i + 1, "a second sort key, the other way".to_owned()));
-        }
-    }
+    out.extend(dates_unbounded(tokens, analysis, used, &inside_mention));
+    out.extend(comparisons_unread(tokens, analysis, &inside_mention));
+    out.extend(directions_unplaced(tokens, plan));
     // "the first and last name", "start and end dates": a word coordinated with a
     // column's name ("last name" → `last_name`) that with the same head names another
     // column of that table (`first_name`) asks for that column too.
@@ -340,6 +287,82 @@ fn both_extremes(
     } else {
         None
     }
+}
+
+/// A date phrase must bound a date of the plan: "in August" with no date filter is a
+/// condition dropped (its month name is no number the checks of numbers would see). Its
+/// bounds show as date text, or as the years compared with a year column ("in 2004" →
+/// `Year = 2004`, "before 2010" → `Year < 2010`).
+fn dates_unbounded(
+    tokens: &[Token],
+    analysis: &Analysis,
+    used: &Used,
+    inside_mention: &dyn Fn(usize, usize) -> bool,
+) -> Vec<(usize, usize, String)> {
+    let year = |bound: &String| bound.get(..4).and_then(|y| y.parse::<f64>().ok());
+    analysis
+        .cues
+        .dates
+        .iter()
+        .filter(|d| {
+            let placed = [&d.lo, &d.hi].into_iter().flatten().any(|b| {
+                used.has_text(b)
+                    || year(b).is_some_and(|y| used.has_number(y) || used.has_number(y - 1.0))
+            }) || (d.start..d.end)
+                .any(|k| tokens[k].number().is_some_and(|x| used.has_number(x)));
+            !placed && !inside_mention(d.start, d.end)
+        })
+        .map(|d| (d.start, d.end, "a date range".to_owned()))
+        .collect()
+}
+
+/// A comparison phrase ("greater than", "at least") that no cue read compared nothing the
+/// plan holds: "whose age is greater than any engineer" must not become a list of
+/// engineers.
+fn comparisons_unread(
+    tokens: &[Token],
+    analysis: &Analysis,
+    inside_mention: &dyn Fn(usize, usize) -> bool,
+) -> Vec<(usize, usize, String)> {
+    let mut out = Vec::new();
+    for i in 0..tokens.len() {
+        let Some((_, len)) = crate::intent::comparison_words(tokens, i) else {
+            continue;
+        };
+        let phrase = len >= 2 && (tokens[i + len - 1].is("than") || tokens[i].is("at"));
+        let read = (i..i + len).any(|k| analysis.cues.used.get(k).copied().unwrap_or(false));
+        if phrase && !read && !inside_mention(i, i + len) {
+            out.push((i, i + len, "a comparison".to_owned()));
+        }
+    }
+    out
+}
+
+/// Direction words both ways ("sorted by price decreasing and name ascending") ask for
+/// two sort keys, one each way (a phrase is read once: "descending alphabetical order" is
+/// one direction).
+fn directions_unplaced(tokens: &[Token], plan: &PlanModel) -> Option<(usize, usize, String)> {
+    let mut directions = BTreeSet::new();
+    let mut last = None;
+    let mut i = 0;
+    while i < tokens.len() {
+        match crate::intent::direction_words(tokens, i) {
+            Some((desc, len)) => {
+                directions.insert(desc);
+                last = Some(i);
+                i += len;
+            }
+            None => i += 1,
+        }
+    }
+    let ways: BTreeSet<bool> = plan
+        .order_by
+        .iter()
+        .map(|o| o.direction == nl2sql_plan::Direction::Desc)
+        .collect();
+    let i = last?;
+    (directions.len() == 2 && ways.len() < 2)
+        .then(|| (i, i + 1, "a second sort key, the other way".to_owned()))
 }
 
 /// A word for dates ("date", "dates") or years ("year", "years") that no mention or date

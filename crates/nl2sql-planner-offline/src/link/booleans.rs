@@ -4,7 +4,8 @@
 //! a listed antonym of "on time") is the column being false. The adjective is the column's
 //! name without a leading verb (`is_`, `has_`, `was_`…). A text column whose known values
 //! are only a yes and a no (`Y`/`N`, `Yes`/`No`, `T`/`F`) is read the same way, as its
-//! stored spelling.
+//! stored spelling; one named "on X" or "in X" is also said by X alone ("scholarship
+//! students" are `OnScholarship = 'Y'`).
 
 use serde_json::Value;
 
@@ -73,6 +74,17 @@ pub(super) fn booleans(
             .iter()
             .filter_map(|(i, _, _)| adjective(&index.columns[*i].plain).map(|a| (*i, a))),
     );
+    // "scholarship students" are students `OnScholarship = 'Y'`: a yes/no spelt in text
+    // and named "on X" or "in X" is also said by X alone, before the noun.
+    columns.extend(spelt.iter().filter_map(|(i, _, _)| {
+        let plain = index.columns[*i].plain.as_slice();
+        match plain.split_first() {
+            Some((first, rest)) if matches!(first.as_str(), "on" | "in") && !rest.is_empty() => {
+                Some((*i, rest))
+            }
+            _ => None,
+        }
+    }));
     if columns.is_empty() {
         return Vec::new();
     }

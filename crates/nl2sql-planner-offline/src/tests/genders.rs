@@ -1,6 +1,7 @@
 //! "female artists": a gender word is a value of a sex or gender column, spelt as the
 //! column's known values spell it; naming both genders filters nothing. Likewise a flag
-//! kept as text ("athletes on scholarship": `on_scholarship = 'Y'`) is spelt as stored.
+//! kept as text ("athletes on scholarship", "scholarship athletes": `on_scholarship = 'Y'`)
+//! is spelt as stored.
 
 use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
@@ -145,5 +146,16 @@ fn a_yes_no_flag_in_text_is_its_adjective_spelt_as_stored() {
         &s,
         "How many athletes are unapproved?",
         "SELECT COUNT(*) AS athlete_count FROM athlete AS a WHERE a.approved = 'No' LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_flag_named_on_something_is_also_said_by_the_something_alone() {
+    // "scholarship athletes" are those `on_scholarship = 'Y'`, not every athlete listed
+    // beside the flag.
+    check(
+        &sports(),
+        "Show the names of all scholarship athletes.",
+        "SELECT a.name AS athlete FROM athlete AS a WHERE a.on_scholarship = 'Y' LIMIT 10000",
     );
 }

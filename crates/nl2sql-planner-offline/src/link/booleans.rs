@@ -75,11 +75,24 @@ pub(super) fn booleans(
             .filter_map(|(i, _, _)| adjective(&index.columns[*i].plain).map(|a| (*i, a))),
     );
     // "scholarship students" are students `OnScholarship = 'Y'`: a yes/no spelt in text
-    // and named "on X" or "in X" is also said by X alone, before the noun.
+    // and named "on X" or "in X" is also said by X alone, before the noun — unless X is
+    // the name of a table or of another column ("scholarships" then are that table's rows).
+    let names_something_else = |c: usize, words: &[String]| {
+        index.tables.iter().any(|t| t.plain == words)
+            || index
+                .columns
+                .iter()
+                .enumerate()
+                .any(|(k, other)| k != c && other.plain == words)
+    };
     columns.extend(spelt.iter().filter_map(|(i, _, _)| {
         let plain = index.columns[*i].plain.as_slice();
         match plain.split_first() {
-            Some((first, rest)) if matches!(first.as_str(), "on" | "in") && !rest.is_empty() => {
+            Some((first, rest))
+                if matches!(first.as_str(), "on" | "in")
+                    && !rest.is_empty()
+                    && !names_something_else(*i, rest) =>
+            {
                 Some((*i, rest))
             }
             _ => None,

@@ -94,20 +94,24 @@ fn who_is_answered_by_the_name_not_the_gender() {
 /// A flag kept as text: `on_scholarship` holds only `Y` and `N`, `approved` only `Yes`
 /// and `No`, `notes` holds other words too.
 fn sports() -> SchemaSnapshot {
-    let mut snapshot = snapshot_of(
-        "sports",
-        vec![table(
-            "athlete",
-            vec![
-                col("athlete_id", "INTEGER", true),
-                col("name", "TEXT", false),
-                col("on_scholarship", "TEXT", false),
-                col("approved", "TEXT", false),
-                col("notes", "TEXT", false),
-            ],
-            vec![],
-        )],
-    );
+    sports_with(vec![])
+}
+
+/// `sports()` with more tables beside the athletes.
+fn sports_with(more: Vec<nl2sql_state::TableContract>) -> SchemaSnapshot {
+    let mut tables = vec![table(
+        "athlete",
+        vec![
+            col("athlete_id", "INTEGER", true),
+            col("name", "TEXT", false),
+            col("on_scholarship", "TEXT", false),
+            col("approved", "TEXT", false),
+            col("notes", "TEXT", false),
+        ],
+        vec![],
+    )];
+    tables.extend(more);
+    let mut snapshot = snapshot_of("sports", tables);
     describe(
         &mut snapshot,
         "athlete",
@@ -157,5 +161,24 @@ fn a_flag_named_on_something_is_also_said_by_the_something_alone() {
         &sports(),
         "Show the names of all scholarship athletes.",
         "SELECT a.name AS athlete FROM athlete AS a WHERE a.on_scholarship = 'Y' LIMIT 10000",
+    );
+}
+
+#[test]
+fn the_something_of_a_flag_named_on_something_may_be_a_table_of_its_own() {
+    // With a `scholarship` table, "scholarships" are its rows, not athletes on one.
+    let s = sports_with(vec![table(
+        "scholarship",
+        vec![
+            col("scholarship_id", "INTEGER", true),
+            col("title", "TEXT", false),
+            col("amount", "REAL", false),
+        ],
+        vec![],
+    )]);
+    check(
+        &s,
+        "How many scholarships are there?",
+        "SELECT COUNT(*) AS scholarship_count FROM scholarship AS s LIMIT 10000",
     );
 }

@@ -687,13 +687,18 @@ impl Builder<'_> {
         Some((RankKey::Measure(m), desc, Some(1)))
     }
 
-    /// The rows a frequency counts, named right after `from` by "in", "among" or
-    /// "across" (and "all" or "the"): a table other than `own` that refers to `own` (or
+    /// The rows a frequency counts, named right after `from` by "in", "among", "across"
+    /// or "of" (and "all" or "the"; "the most common college of authors" counts the rows
+    /// whose `Author` says whose they are, it does not group by author too): a table other than `own` that refers to `own` (or
     /// is linked to it through a table of pairs), or a column of `own` itself. The
     /// mention is consumed and recorded as naming rows, not an output.
     fn counted_rows_after(&mut self, from: usize, own: usize) -> Option<usize> {
         let mut at = from;
-        if !self.tokens.get(at)?.is_any(&["in", "among", "across"]) {
+        if !self
+            .tokens
+            .get(at)?
+            .is_any(&["in", "among", "across", "of"])
+        {
             return None;
         }
         at += 1;

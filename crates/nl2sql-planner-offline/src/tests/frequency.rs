@@ -60,3 +60,33 @@ fn most_often_after_its_subject_counts_the_subject() {
         );
     }
 }
+
+/// Entries that say whose they are in a column of their own (`Author`).
+fn entries() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("contest", "sqlite");
+    contract.add_table(table(
+        "Entry",
+        vec![
+            col("EntryID", "INTEGER", true),
+            col("Author", "TEXT", false),
+            col("College", "TEXT", false),
+            col("Score", "REAL", false),
+        ],
+        vec![],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn the_most_common_value_of_the_rows_owners_groups_by_that_value_alone() {
+    // "of authors" names whose colleges are counted (the rows, each with its author),
+    // not a second grouping key: grouped by author too, every group would count one.
+    check(
+        &entries(),
+        "Show the most common college of authors.",
+        "SELECT e.College AS college, COUNT(*) AS entry_count FROM Entry AS e GROUP BY e.College ORDER BY entry_count DESC LIMIT 1",
+    );
+}

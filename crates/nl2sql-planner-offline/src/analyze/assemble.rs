@@ -578,6 +578,13 @@ impl Builder<'_> {
                     }
                 }
                 if let Target::Column(c) = m.target
+                    && self.names_whose_distinct_values(entity, entity_col, k, c)
+                {
+                    self.consumed[k] = true;
+                    self.a.rows_named.push(k);
+                    continue;
+                }
+                if let Target::Column(c) = m.target
                     && !cols.contains(&c)
                     && !self.names_a_filter_value(k, c)
                     && entity_table.is_none_or(|t| {
@@ -685,6 +692,37 @@ impl Builder<'_> {
         }
         let _ = self.role_unlinked.len();
         Ok(())
+    }
+
+    /// "the different positions of players from UCLA": in a listing of distinct values,
+    /// a column of the same table named after the listed column, past a word that relates
+    /// it ("of", "for", "by", "who"…) and not in a list with it ("and", a comma), says
+    /// whose values are listed; listed too, it would make every row distinct.
+    fn names_whose_distinct_values(
+        &self,
+        entity: Option<usize>,
+        entity_col: Option<usize>,
+        k: usize,
+        c: usize,
+    ) -> bool {
+        const RELATING: &[&str] = &[
+            "of", "for", "by", "from", "who", "that", "which", "whose", "with", "in", "at",
+        ];
+        let (Some(e), Some(listed)) = (entity, entity_col) else {
+            return false;
+        };
+        let (from, to) = (self.mentions[e].end, self.mentions[k].start);
+        if !self.cues.distinct
+            || to < from
+            || self.index.columns[listed].table != self.index.columns[c].table
+        {
+            return false;
+        }
+        let between = &self.tokens[from..to];
+        between.iter().any(|t| t.is_any(RELATING))
+            && !between
+                .iter()
+                .any(|t| matches!(t.lower.as_str(), "and" | "," | ";"))
     }
 
     /// True when a column mention is a past participle that names the column only by a

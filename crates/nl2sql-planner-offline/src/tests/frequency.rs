@@ -1,6 +1,6 @@
-//! "The most common X across the rows": the rows are what is counted, grouped by X alone,
-//! never also by each counted row's own label, over a small club schema named unlike
-//! every fixture.
+//! "The most common X across the rows" and "the different X of Ys": the rows are what is
+//! counted (or listed), grouped (or made distinct) by X alone, never also by each row's own
+//! label or owner, over small schemas named unlike every fixture.
 
 use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
@@ -88,5 +88,22 @@ fn the_most_common_value_of_the_rows_owners_groups_by_that_value_alone() {
         &entries(),
         "Show the most common college of authors.",
         "SELECT e.College AS college, COUNT(*) AS entry_count FROM Entry AS e GROUP BY e.College ORDER BY entry_count DESC LIMIT 1",
+    );
+}
+
+#[test]
+fn the_different_values_of_the_rows_owners_list_those_values_alone() {
+    // "of authors" says whose colleges; listed too, every (college, author) pair would be
+    // a row and the colleges would repeat.
+    check(
+        &entries(),
+        "What are the different colleges of authors with a score above 8?",
+        "SELECT DISTINCT e.College AS college FROM Entry AS e WHERE e.Score > 8 ORDER BY e.College LIMIT 10000",
+    );
+    // Named in a list with the colleges, the authors are listed.
+    check(
+        &entries(),
+        "What are the different colleges and authors with a score above 8?",
+        "SELECT DISTINCT e.College AS college, e.Author AS author FROM Entry AS e WHERE e.Score > 8 ORDER BY e.College LIMIT 10000",
     );
 }

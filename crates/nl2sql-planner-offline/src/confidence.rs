@@ -100,7 +100,7 @@ pub(crate) fn signals(
 ) -> Vec<String> {
     let mut out: BTreeSet<String> = BTreeSet::new();
     question_signals(tokens, analysis, &mut out);
-    plan_signals(plan, &mut out);
+    plan_signals(plan, keys_beside_their_rows(analysis, index), &mut out);
     provenance_signals(analysis, index, plan, &mut out);
     out.into_iter().collect()
 }
@@ -131,12 +131,22 @@ fn provenance_signals(
         .filter_map(|m| m.column())
         .map(|c| index.columns[c].name.to_lowercase())
         .collect();
+    // A key grouped beside its own rows' column is how rows are told apart, not a column
+    // the planner guessed the question wants.
+    let identity: BTreeSet<String> = identity_keys(analysis, index)
+        .into_iter()
+        .filter(|c| !named.contains(&index.columns[*c].name.to_lowercase()))
+        .map(|c| index.columns[c].name.to_lowercase())
+        .collect();
     let mut mark = |part: &str, e: &Expr| {
         e.walk(&mut |x: &Expr| {
             if x.kind == ExprKind::Column
                 && let Some(name) = x.column_name.as_deref()
             {
                 let lower = name.to_lowercase();
+                if identity.contains(&lower) && matches!(part, "output" | "group") {
+                    return;
+                }
                 let how = if named.contains(&lower) {
                     "named"
                 } else if ["name", "title", "label"].contains(&lower.as_str())
@@ -246,8 +256,32 @@ fn question_signals(tokens: &[Token], analysis: &Analysis, out: &mut BTreeSet<St
     }
 }
 
-/// The plan's shape.
-fn plan_signals(plan: &PlanModel, out: &mut BTreeSet<String>) {
+/// Grouped keys that only make each row of their table its own group beside another
+/// grouped column of that table ("the country of the artist with the fewest songs" groups
+/// by the artist's key and its country): one grouping as the question says it, not two.
+fn keys_beside_their_rows(analysis: &Analysis, index: &SchemaIndex) -> usize {
+    identity_keys(analysis, index).len()
+}
+
+/// The grouped keys of [`keys_beside_their_rows`].
+fn identity_keys(analysis: &Analysis, index: &SchemaIndex) -> Vec<usize> {
+    let grouped = &analysis.group_by;
+    grouped
+        .iter()
+        .copied()
+        .filter(|&c| {
+            let table = index.columns[c].table;
+            index.single_key(table) == Some(c)
+                && grouped
+                    .iter()
+                    .any(|&o| o != c && index.columns[o].table == table)
+        })
+        .collect()
+}
+
+/// The plan's shape; `keys_beside` grouped keys are not counted as groupings of their own
+/// (see [`keys_beside_their_rows`]).
+fn plan_signals(plan: &PlanModel, keys_beside: usize, out: &mut BTreeSet<String>) {
     let tables = plan.tables.len();
     out.insert(format!("plan:tables={}", tables.min(4)));
     if plan
@@ -273,7 +307,8 @@ fn plan_signals(plan: &PlanModel, out: &mut BTreeSet<String>) {
     }
     let grouped = !plan.group_by.is_empty();
     if grouped {
-        out.insert(format!("plan:group-by={}", plan.group_by.len().min(2)));
+        let groupings = plan.group_by.len().saturating_sub(keys_beside).max(1);
+        out.insert(format!("plan:group-by={}", groupings.min(2)));
     }
     if plan.having.is_some() {
         out.insert("plan:having".to_owned());

@@ -407,6 +407,17 @@ impl Builder<'_> {
                 self.push_measure(plain(extreme, time, t));
             }
             Some(e) if !latest && (entity.table != Some(t) || entity.attribute) => {
+                // "the country of the artist who made the fewest songs" ranks artists,
+                // each by its own songs: one group per artist (its key), not one per
+                // country.
+                if entity.attribute
+                    && let Some(owner) = entity.table
+                    && owner != t
+                    && self.names_rows_of(entity, owner)
+                    && let Some(key) = self.index.single_key(owner)
+                {
+                    self.group_by_once(key);
+                }
                 self.group_by_once(e);
                 ranking.order_measure = Some((m, desc));
                 self.a.limit = n;

@@ -25,6 +25,7 @@ mod literals;
 mod names_of;
 mod negations;
 mod nouns;
+mod owners;
 mod per_answer;
 mod phrasing;
 mod readings;

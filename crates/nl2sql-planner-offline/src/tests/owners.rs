@@ -1,0 +1,75 @@
+//! "The country of the author who wrote the most books": a ranking of rows the question
+//! names (authors), each by its own rows elsewhere (books), answered by an attribute of
+//! theirs. One group per author (its key), never one per country: two authors of one
+//! country are two rows ranked apart.
+
+use nl2sql_state::{SchemaContract, SchemaSnapshot};
+
+use super::rules::{check, request_over};
+use super::{col, table};
+use crate::OfflinePlanner;
+
+/// Authors and their books.
+fn shelf() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("shelf", "sqlite");
+    contract.add_table(table(
+        "Author",
+        vec![
+            col("id", "INTEGER", true),
+            col("Name", "TEXT", false),
+            col("Country", "TEXT", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "Book",
+        vec![
+            col("BookID", "INTEGER", true),
+            col("Title", "TEXT", false),
+            col("AuthorID", "INTEGER", false),
+        ],
+        vec![("AuthorID", "Author")],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+const RANKED_BY_AUTHOR: &str = "SELECT a.id AS id, a.Country AS country, COUNT(*) AS book_count FROM Book AS b INNER JOIN Author AS a ON b.AuthorID = a.id GROUP BY a.id, a.Country ORDER BY book_count DESC LIMIT 1";
+
+#[test]
+fn an_attribute_of_the_row_with_the_most_ranks_the_rows_not_the_attribute() {
+    check(
+        &shelf(),
+        "What is the country of the author with the most books?",
+        RANKED_BY_AUTHOR,
+    );
+}
+
+#[test]
+fn the_key_that_tells_the_rows_apart_is_not_weighed_as_a_guessed_column() {
+    // The key is grouped and listed so that each author is ranked on its own; it is not
+    // a second grouping, nor a column the planner guessed the question wants.
+    let plan = OfflinePlanner::lenient()
+        .plan_sync(&request_over(
+            &shelf(),
+            "What is the country of the author with the most books?",
+        ))
+        .unwrap();
+    let names: Vec<String> = plan
+        .interpretation
+        .unwrap()
+        .signals
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert!(names.contains(&"plan:group-by=1".to_owned()), "{names:?}");
+    for absent in [
+        "plan:group-by=2",
+        "column:output-inferred-key",
+        "column:group-inferred-key",
+    ] {
+        assert!(!names.contains(&absent.to_owned()), "{absent}: {names:?}");
+    }
+}

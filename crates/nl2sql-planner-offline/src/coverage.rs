@@ -97,8 +97,11 @@ pub(crate) fn cover(
             element_of(m, index, &used)
         };
         // "across all our plants", "in every factory": a table named only to say "all of
-        // them" restricts nothing; unless its rows refer to rows the plan reads ("the
-        // average age of all gymnasts", gymnasts referring to people): then it says which.
+        // them" restricts nothing, when the rows the plan reads belong to its rows (refer
+        // to them); unless its rows refer to rows the plan reads ("the average age of all
+        // gymnasts", gymnasts referring to people): then it says which. Rows that belong
+        // to no row of it ("countries of all the swimmers" read from stadiums) are not
+        // its rows at all.
         let quantified = match m.target {
             Target::Table(t) => {
                 tokens[m.start.saturating_sub(3)..m.start]
@@ -108,6 +111,8 @@ pub(crate) fn cover(
                         .foreign_keys
                         .iter()
                         .any(|fk| fk.from == t && fk.to != t && used.reads_table(index, fk.to))
+                    && (0..index.tables.len())
+                        .any(|r| used.reads_table(index, r) && index.refers_to(r, t))
             }
             _ => false,
         };

@@ -106,3 +106,59 @@ fn all_of_a_table_whose_rows_refer_to_the_rows_read_restricts_them() {
         "gymnasts",
     );
 }
+
+/// Stadiums and swimmers, linked only through races (each race in a stadium, each entry a
+/// swimmer in a race).
+fn pools() -> SchemaSnapshot {
+    snapshot_of(
+        "pools",
+        vec![
+            table(
+                "stadium",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("name", "TEXT", false),
+                    col("country", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "swimmer",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("name", "TEXT", false),
+                    col("nationality", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "race",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("stadium_id", "INTEGER", false),
+                ],
+                vec![("stadium_id", "stadium")],
+            ),
+            table(
+                "entry",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("race_id", "INTEGER", false),
+                    col("swimmer_id", "INTEGER", false),
+                ],
+                vec![("race_id", "race"), ("swimmer_id", "swimmer")],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn all_of_a_table_the_rows_read_do_not_belong_to_is_not_a_quantifier() {
+    // The stadiums' countries are not the swimmers' countries: "all the swimmers" says
+    // whose countries, and a plan over stadiums alone is refused.
+    refused_placing(
+        &pools(),
+        "How many different countries are all the swimmers from?",
+        "swimmers",
+    );
+}

@@ -144,10 +144,20 @@ pub(super) fn values_exact(
                     })
                     .map(|s| s.value.clone())
                     .collect();
-                if let Some(v) = hits.first() {
+                // A value spelt exactly as stored ("UK Gallery", where another column
+                // holds "UK gallery") is the better reading of the two.
+                let written = span
+                    .iter()
+                    .map(|t| t.raw.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let exact = hits
+                    .iter()
+                    .position(|v| v.as_str() == Some(written.as_str()));
+                if let Some(v) = exact.map(|k| &hits[k]).or(hits.first()) {
                     cands.push((
                         Target::known(c, v.clone()),
-                        30 + u32::try_from(n).unwrap_or(0),
+                        30 + u32::try_from(n).unwrap_or(0) + u32::from(exact.is_some()),
                     ));
                 }
             }

@@ -162,3 +162,59 @@ fn hanging() -> SchemaSnapshot {
     );
     g
 }
+
+/// Places and the attractions at them: a place and an attraction share a name but for
+/// its case.
+fn sights() -> SchemaSnapshot {
+    let mut snapshot = snapshot_of(
+        "sights",
+        vec![
+            table(
+                "place",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("place_name", "TEXT", false),
+                    col("address", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "attraction",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("title", "TEXT", false),
+                    col("place_id", "INTEGER", false),
+                ],
+                vec![("place_id", "place")],
+            ),
+        ],
+    );
+    super::rules::describe(
+        &mut snapshot,
+        "place",
+        "place_name",
+        super::samples(&["UK Gallery", "Old Mill"]),
+    );
+    super::rules::describe(
+        &mut snapshot,
+        "attraction",
+        "title",
+        super::samples(&["UK gallery", "Ferris wheel"]),
+    );
+    snapshot
+}
+
+#[test]
+fn a_value_spelt_exactly_as_stored_is_read_there() {
+    // 'UK Gallery' is a place's name as stored; an attraction's title only folds to it.
+    check(
+        &sights(),
+        "What is the address of 'UK Gallery'?",
+        "SELECT p.address AS address FROM place AS p WHERE p.place_name = 'UK Gallery' LIMIT 10000",
+    );
+    check(
+        &sights(),
+        "Which place holds 'UK gallery'?",
+        "SELECT p.place_name AS place_name FROM place AS p INNER JOIN attraction AS a ON p.id = a.place_id WHERE a.title = 'UK gallery' LIMIT 10000",
+    );
+}

@@ -100,7 +100,7 @@ pub(crate) fn signals(
 ) -> Vec<String> {
     let mut out: BTreeSet<String> = BTreeSet::new();
     question_signals(tokens, analysis, &mut out);
-    plan_signals(plan, keys_beside_their_rows(analysis, index), &mut out);
+    plan_signals(plan, identity_keys(analysis, index).len(), &mut out);
     provenance_signals(analysis, index, plan, &mut out);
     out.into_iter().collect()
 }
@@ -132,19 +132,35 @@ fn provenance_signals(
         .map(|c| index.columns[c].name.to_lowercase())
         .collect();
     // A key grouped beside its own rows' column is how rows are told apart, not a column
-    // the planner guessed the question wants.
-    let identity: BTreeSet<String> = identity_keys(analysis, index)
+    // the planner guessed the question wants: (table, column), lower case.
+    let identity: BTreeSet<(String, String)> = identity_keys(analysis, index)
         .into_iter()
-        .filter(|c| !named.contains(&index.columns[*c].name.to_lowercase()))
-        .map(|c| index.columns[c].name.to_lowercase())
+        .map(|c| &index.columns[c])
+        .filter(|col| !named.contains(&col.name.to_lowercase()))
+        .map(|col| {
+            (
+                index.tables[col.table].name.to_lowercase(),
+                col.name.to_lowercase(),
+            )
+        })
         .collect();
+    let table_of_alias = |alias: Option<&str>| -> Option<String> {
+        let alias = alias?;
+        plan.tables
+            .iter()
+            .find(|t| t.alias.eq_ignore_ascii_case(alias))
+            .map(|t| t.name.to_lowercase())
+    };
     let mut mark = |part: &str, e: &Expr| {
         e.walk(&mut |x: &Expr| {
             if x.kind == ExprKind::Column
                 && let Some(name) = x.column_name.as_deref()
             {
                 let lower = name.to_lowercase();
-                if identity.contains(&lower) && matches!(part, "output" | "group") {
+                if matches!(part, "output" | "group")
+                    && table_of_alias(x.alias.as_deref())
+                        .is_some_and(|t| identity.contains(&(t, lower.clone())))
+                {
                     return;
                 }
                 let how = if named.contains(&lower) {
@@ -259,11 +275,6 @@ fn question_signals(tokens: &[Token], analysis: &Analysis, out: &mut BTreeSet<St
 /// Grouped keys that only make each row of their table its own group beside another
 /// grouped column of that table ("the country of the artist with the fewest songs" groups
 /// by the artist's key and its country): one grouping as the question says it, not two.
-fn keys_beside_their_rows(analysis: &Analysis, index: &SchemaIndex) -> usize {
-    identity_keys(analysis, index).len()
-}
-
-/// The grouped keys of [`keys_beside_their_rows`].
 fn identity_keys(analysis: &Analysis, index: &SchemaIndex) -> Vec<usize> {
     let grouped = &analysis.group_by;
     grouped
@@ -280,7 +291,7 @@ fn identity_keys(analysis: &Analysis, index: &SchemaIndex) -> Vec<usize> {
 }
 
 /// The plan's shape; `keys_beside` grouped keys are not counted as groupings of their own
-/// (see [`keys_beside_their_rows`]).
+/// (see [`identity_keys`]).
 fn plan_signals(plan: &PlanModel, keys_beside: usize, out: &mut BTreeSet<String>) {
     let tables = plan.tables.len();
     out.insert(format!("plan:tables={}", tables.min(4)));

@@ -688,10 +688,11 @@ impl Builder<'_> {
     }
 
     /// The rows a frequency counts, named right after `from` by "in", "among", "across"
-    /// or "of" (and "all" or "the"; "the most common college of authors" counts the rows
-    /// whose `Author` says whose they are, it does not group by author too): a table other than `own` that refers to `own` (or
-    /// is linked to it through a table of pairs), or a column of `own` itself. The
-    /// mention is consumed and recorded as naming rows, not an output.
+    /// or "of" (and "all" or "the"): a table other than `own` that refers to `own` (or is
+    /// linked to it through a table of pairs), or a column of `own` itself ("the most
+    /// common college of authors" counts the rows whose `Author` says whose they are; it
+    /// does not group by author too). The mention is consumed and recorded as naming
+    /// rows, not an output.
     fn counted_rows_after(&mut self, from: usize, own: usize) -> Option<usize> {
         let mut at = from;
         if !self

@@ -184,7 +184,10 @@ impl SchemaIndex {
                     data_type: column.data_type.clone(),
                     class,
                     is_pk: column.is_primary_key,
-                    is_key: column.is_primary_key || lower == "id" || lower.ends_with("_id"),
+                    is_key: column.is_primary_key
+                        || lower == "id"
+                        || lower.ends_with("_id")
+                        || names_a_person_by_number(&column.name, &column.data_type),
                     stems: ident_stems(&column.name),
                     plain: plain_stems(&column.name),
                     synonyms: cmeta
@@ -482,6 +485,23 @@ fn description_head(description: &str) -> Option<Vec<String>> {
         .map(|t| t.stem)
         .collect();
     (1..=3).contains(&words.len()).then_some(words)
+}
+
+/// An integer column named by one agent noun (`Advisor`, `Instructor`, `Physician`) holds
+/// who, as a number (a person's key), not how much: "how many advisors" is never a sum of
+/// it. A decimal column (`Silver`, `Asian`) or a longer name (`shot_power`, `cloud_cover`)
+/// is not read so.
+fn names_a_person_by_number(name: &str, data_type: &str) -> bool {
+    let words = split_ident(name);
+    let integer = data_type.to_ascii_uppercase().contains("INT");
+    integer
+        && words.len() == 1
+        && words.first().is_some_and(|w| {
+            let w = w.to_lowercase();
+            ["or", "er", "ist", "ian"].iter().any(|e| w.ends_with(e))
+                && w.len() > 4
+                && !NOT_PERSONS.contains(&w.as_str())
+        })
 }
 
 /// Words that end like agent nouns (`-er`, `-or`, `-ist`, `-ian`) but name no person: a

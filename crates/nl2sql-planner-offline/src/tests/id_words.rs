@@ -2,11 +2,12 @@
 //! right before it ("artist id"), the one it is "of" ("the ids of artists"), or the
 //! table of the column it is listed with ("the picture name and id"); a listed key of a
 //! grouped table is grouped by too. Over the small gallery schema of the literal tests
-//! (keys `artist_id`, `picture_id`) and the library of the absent-rows tests.
+//! (keys `artist_id`, `picture_id`) and the library of the absent-rows tests. An integer
+//! column named by one agent noun (`Advisor`) is a key too: who, not how much.
 
 use super::absent::library;
 use super::literals::gallery;
-use super::rules::check;
+use super::rules::{check, refused_placing};
 use super::{col, snapshot_of, table};
 
 #[test]
@@ -56,5 +57,40 @@ fn a_listed_key_of_a_grouped_table_is_grouped_by() {
         &library(),
         "Which readers have more than 2 loans? Show the name and id.",
         "SELECT r.Name AS reader, r.id AS id, COUNT(*) AS loan_count FROM Loan AS l INNER JOIN Reader AS r ON l.ReaderID = r.id GROUP BY r.Name, r.id HAVING COUNT(*) > 2 ORDER BY r.Name, r.id LIMIT 10000",
+    );
+}
+
+/// Students whose `Advisor` is a faculty member's number (no foreign key says so).
+fn advised() -> nl2sql_state::SchemaSnapshot {
+    snapshot_of(
+        "advising",
+        vec![table(
+            "Student",
+            vec![
+                col("StuID", "INTEGER", true),
+                col("LName", "TEXT", false),
+                col("Age", "INTEGER", false),
+                col("Advisor", "INTEGER", false),
+            ],
+            vec![],
+        )],
+    )
+}
+
+#[test]
+fn an_integer_named_by_an_agent_noun_is_who_not_how_much() {
+    // "each advisor" groups by the advisor's number; it is never added up.
+    check(
+        &advised(),
+        "How many students does each advisor have?",
+        "SELECT s.Advisor AS advisor, COUNT(*) AS student_count FROM Student AS s GROUP BY s.Advisor ORDER BY s.Advisor LIMIT 10000",
+    );
+    // "How many advisors" is no sum of their numbers: refused, naming the word.
+    refused_placing(&advised(), "How many advisors are there?", "advisors");
+    // An amount is still added up.
+    check(
+        &advised(),
+        "What is the total age of students?",
+        "SELECT SUM(s.Age) AS total_age FROM Student AS s LIMIT 10000",
     );
 }

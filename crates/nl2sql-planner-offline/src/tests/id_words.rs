@@ -18,18 +18,7 @@ fn id_of_a_table_is_its_key() {
         "SELECT a.artist_id AS artist_id, a.first_name AS first_name FROM artist AS a WHERE a.age > 40 LIMIT 10000",
     );
     // The key is not called "id" at all.
-    let students = snapshot_of(
-        "school",
-        vec![table(
-            "Student",
-            vec![
-                col("StuID", "INTEGER", true),
-                col("LName", "TEXT", false),
-                col("Age", "INTEGER", false),
-            ],
-            vec![],
-        )],
-    );
+    let students = advised();
     check(
         &students,
         "Show the student id of the oldest student.",

@@ -100,8 +100,9 @@ pub(crate) fn signals(
 ) -> Vec<String> {
     let mut out: BTreeSet<String> = BTreeSet::new();
     question_signals(tokens, analysis, &mut out);
-    plan_signals(plan, identity_keys(analysis, index).len(), &mut out);
-    provenance_signals(analysis, index, plan, &mut out);
+    let identity = identity_keys(analysis, index);
+    plan_signals(plan, identity.len(), &mut out);
+    provenance_signals(analysis, index, &identity, plan, &mut out);
     out.into_iter().collect()
 }
 
@@ -118,10 +119,12 @@ fn strength(score: u32) -> &'static str {
 
 /// Whether each column the plan filters, groups, sorts or outputs by was named in the
 /// question (a column or value mention of a column of that name), or was inferred (a
-/// label, a key, the column a comparison word chose).
+/// label, a key, the column a comparison word chose). The `identity` keys (see
+/// [`identity_keys`]) are neither.
 fn provenance_signals(
     analysis: &Analysis,
     index: &SchemaIndex,
+    identity: &[usize],
     plan: &PlanModel,
     out: &mut BTreeSet<String>,
 ) {
@@ -133,9 +136,9 @@ fn provenance_signals(
         .collect();
     // A key grouped beside its own rows' column is how rows are told apart, not a column
     // the planner guessed the question wants: (table, column), lower case.
-    let identity: BTreeSet<(String, String)> = identity_keys(analysis, index)
-        .into_iter()
-        .map(|c| &index.columns[c])
+    let identity: BTreeSet<(String, String)> = identity
+        .iter()
+        .map(|c| &index.columns[*c])
         .filter(|col| !named.contains(&col.name.to_lowercase()))
         .map(|col| {
             (

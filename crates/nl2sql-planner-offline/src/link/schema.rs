@@ -322,12 +322,7 @@ impl SchemaIndex {
         by.or_else(|| {
             cols.iter().copied().find(|c| {
                 let words = split_ident(&self.columns[*c].name);
-                text(*c)
-                    && words.last().is_some_and(|w| {
-                        ["or", "er", "ist", "ian"].iter().any(|e| w.ends_with(e))
-                            && w.len() > 4
-                            && !NOT_PERSONS.contains(&w.to_lowercase().as_str())
-                    })
+                text(*c) && words.last().is_some_and(|w| is_agent_noun(w))
             })
         })
     }
@@ -494,14 +489,16 @@ fn description_head(description: &str) -> Option<Vec<String>> {
 fn names_a_person_by_number(name: &str, data_type: &str) -> bool {
     let words = split_ident(name);
     let integer = data_type.to_ascii_uppercase().contains("INT");
-    integer
-        && words.len() == 1
-        && words.first().is_some_and(|w| {
-            let w = w.to_lowercase();
-            ["or", "er", "ist", "ian"].iter().any(|e| w.ends_with(e))
-                && w.len() > 4
-                && !NOT_PERSONS.contains(&w.as_str())
-        })
+    integer && words.len() == 1 && words.first().is_some_and(|w| is_agent_noun(w))
+}
+
+/// A word that names a person by what they do (`operator`, `advisor`, `technician`): an
+/// agent-noun ending on a word longer than four letters, not one of [`NOT_PERSONS`].
+fn is_agent_noun(word: &str) -> bool {
+    let w = word.to_lowercase();
+    ["or", "er", "ist", "ian"].iter().any(|e| w.ends_with(e))
+        && w.len() > 4
+        && !NOT_PERSONS.contains(&w.as_str())
 }
 
 /// Words that end like agent nouns (`-er`, `-or`, `-ist`, `-ian`) but name no person: a

@@ -122,6 +122,12 @@ pub(super) fn values_exact(
                 && span[0].lower.ends_with('s')
                 && singular(&span[0].lower) != span[0].lower
                 && !names_schema(&span[0], index);
+            // The span as written, to tell a value spelt exactly as stored.
+            let written = span
+                .iter()
+                .map(|t| t.raw.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
             let mut cands: Candidates = Vec::new();
             for (c, col) in index.columns.iter().enumerate() {
                 let hits: Vec<Value> = col
@@ -146,11 +152,6 @@ pub(super) fn values_exact(
                     .collect();
                 // A value spelt exactly as stored ("UK Gallery", where another column
                 // holds "UK gallery") is the better reading of the two.
-                let written = span
-                    .iter()
-                    .map(|t| t.raw.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ");
                 let exact = hits
                     .iter()
                     .position(|v| v.as_str() == Some(written.as_str()));

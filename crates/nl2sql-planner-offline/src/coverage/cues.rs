@@ -237,6 +237,7 @@ pub(super) fn missing_cues(
     }
     if cues.distinct
         && !plan.distinct
+        && !rows_distinct_by_grouping(plan)
         && !plan.select_items.iter().any(|s| s.expr.distinct)
         && cues.aggs.iter().all(|a| !a.distinct)
         && let Some(i) = tokens
@@ -246,6 +247,17 @@ pub(super) fn missing_cues(
         out.push((i, i + 1, "distinct values".to_owned()));
     }
     out
+}
+
+/// Whether every row `plan` returns is a distinct group: it groups, and each output is
+/// a grouping key or an aggregate ("the different headquarters and the number of
+/// companies at each" lists each headquarters once, as a DISTINCT would).
+fn rows_distinct_by_grouping(plan: &PlanModel) -> bool {
+    !plan.group_by.is_empty()
+        && plan
+            .select_items
+            .iter()
+            .all(|s| s.expr.is_aggregate_call() || plan.group_by.iter().any(|g| g.expr == s.expr))
 }
 
 /// The extreme cue whose function the plan lacks when the question asks for both the
@@ -316,9 +328,9 @@ fn dates_unbounded(
         .collect()
 }
 
-/// A comparison phrase ("greater than", "at least") that no cue read compared nothing the
-/// plan holds: "whose age is greater than any engineer" must not become a list of
-/// engineers.
+/// A comparison phrase ("greater than", "at least", "above any") that no cue read
+/// compared nothing the plan holds: "whose age is greater than any engineer" must not
+/// become a list of engineers.
 fn comparisons_unread(
     tokens: &[Token],
     analysis: &Analysis,
@@ -329,7 +341,12 @@ fn comparisons_unread(
         let Some((_, len)) = crate::intent::comparison_words(tokens, i) else {
             continue;
         };
-        let phrase = len >= 2 && (tokens[i + len - 1].is("than") || tokens[i].is("at"));
+        // "greater than", "at least"; or one comparison word compared with "any" or
+        // "all" of some rows ("prices above any wine produced in 2006").
+        let phrase = (len >= 2 && (tokens[i + len - 1].is("than") || tokens[i].is("at")))
+            || tokens
+                .get(i + len)
+                .is_some_and(|t| t.is_any(&["any", "all", "every", "some"]));
         let read = (i..i + len).any(|k| analysis.cues.used.get(k).copied().unwrap_or(false));
         if phrase && !read && !inside_mention(i, i + len) {
             out.push((i, i + len, "a comparison".to_owned()));

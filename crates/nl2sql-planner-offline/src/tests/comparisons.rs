@@ -88,6 +88,12 @@ fn a_comparison_with_nothing_to_compare_is_refused() {
         "Find the names of people whose age is greater than any engineer.",
         "greater than",
     );
+    // One comparison word before "any" the same.
+    refused_placing(
+        &athletes(),
+        "Find the names of people with an age above any engineer.",
+        "above",
+    );
     // With a number it is a comparison.
     check(
         &athletes(),

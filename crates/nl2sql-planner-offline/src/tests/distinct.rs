@@ -6,7 +6,7 @@
 
 use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
-use super::rules::{check, describe};
+use super::rules::{check, describe, strict_over};
 use super::{col, samples, table};
 
 /// A lending library: members of branches borrow books.
@@ -160,4 +160,26 @@ fn a_category_listed_alone_is_its_values_each_once() {
         "Show all genres in alphabetical order.",
         "SELECT b.genre AS genre FROM books AS b ORDER BY b.genre LIMIT 10000",
     );
+}
+
+/// "the different tiers and the number of members in each": a grouping lists each value
+/// once, so "different" is what the grouping does, not a missing DISTINCT; a list that
+/// does not group still needs one.
+#[test]
+fn different_values_that_are_groups_are_already_distinct() {
+    let l = library();
+    for (q, sql) in [
+        (
+            "Show the different tiers of members and the number of members in each tier.",
+            "SELECT m.tier AS tier, COUNT(*) AS member_count FROM members AS m GROUP BY m.tier ORDER BY m.tier LIMIT 10000",
+        ),
+        (
+            "What is the average page count of books for each different genre?",
+            "SELECT b.genre AS genre, AVG(b.page_count) AS avg_page_count FROM books AS b GROUP BY b.genre ORDER BY b.genre LIMIT 10000",
+        ),
+    ] {
+        check(&l, q, sql);
+        let plan = strict_over(&l, q);
+        assert!(plan.is_ok(), "{q}: {plan:?}");
+    }
 }

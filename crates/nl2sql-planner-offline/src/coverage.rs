@@ -263,6 +263,22 @@ pub(crate) fn cover(
                                 ),
                             },
                         ));
+                    } else if verbs::counted_by(tokens, i, analysis, plan) {
+                        spans.push((
+                            i,
+                            InterpretedSpan {
+                                text: t.raw.clone(),
+                                element: "the grouping whose rows are counted".to_owned(),
+                            },
+                        ));
+                    } else if let Some(date) = verbs::dated_by(tokens, i, plan) {
+                        spans.push((
+                            i,
+                            InterpretedSpan {
+                                text: t.raw.clone(),
+                                element: format!("the condition on the date {date}"),
+                            },
+                        ));
                     } else {
                         unplaced.push((i, t.raw.clone()));
                     }

@@ -669,7 +669,32 @@ pub(crate) fn both_positions(tokens: &[Token]) -> impl Iterator<Item = usize> + 
                 || (t.is("shared")
                     && tokens
                         .get(i + 1)
-                        .is_some_and(|n| n.is_any(&["by", "among", "between"])))
+                        .is_some_and(|n| n.is_any(&["by", "among", "between"]))
+                    && !shared_by_a_count(tokens, *i))
         })
         .map(|(i, _)| i)
+}
+
+/// "the industry shared by the most companies", "birth places shared by at least two
+/// people": what "shared" at `i` is shared by is a count of rows, not two sets of rows
+/// to intersect.
+fn shared_by_a_count(tokens: &[Token], i: usize) -> bool {
+    counts_rows_at(tokens, i + 2)
+}
+
+/// Whether the words from `from` (past "the", "at", "a") start a count of rows: a
+/// number, a comparison or a superlative ("more than 3", "at least two", "the most",
+/// "the greatest number").
+pub(crate) fn counts_rows_at(tokens: &[Token], from: usize) -> bool {
+    const COUNT_WORDS: &[&str] = &[
+        "more", "most", "least", "fewer", "fewest", "less", "over", "greatest", "largest",
+        "highest", "lowest", "smallest", "multiple", "many", "no",
+    ];
+    tokens
+        .iter()
+        .skip(from)
+        .find(|t| !t.is_any(&["the", "at", "a"]))
+        .is_some_and(|t| {
+            t.kind == TokenKind::Number || number_word(&t.lower).is_some() || t.is_any(COUNT_WORDS)
+        })
 }

@@ -4,8 +4,10 @@
 //! tables, and the verb is placed when the plan joins them.
 
 use crate::analyze::Analysis;
+use crate::intent::counts_rows_at;
 use crate::link::{SchemaIndex, nearest_after, nearest_before};
-use crate::text::{Token, is_relating_verb};
+use crate::text::{Token, TokenKind, is_relating_verb, split_ident};
+use nl2sql_plan::{Expr, ExprKind, LiteralValue, PlanModel};
 
 use super::used::Used;
 
@@ -39,4 +41,126 @@ pub(super) fn related_tables(
         .target
         .table(index);
     (before != after && in_plan(before) && in_plan(after)).then_some((before, after))
+}
+
+/// Words that put a date after a verb ("made before 2000", "produced in 2008").
+const DATE_PREPOSITIONS: &[&str] = &["in", "before", "after", "since", "during", "between"];
+
+/// The date the relating verb at `i` is dated by: "wines produced in 2008", "movies made
+/// before 2000" say when the rows came to be, and the verb is placed by the plan's
+/// condition on that date. Only a year or ISO date right after a date preposition ("in
+/// the year of 2010" allowed) that the plan compares with a column counts, and only when
+/// that column names no other event than the verb's: "members registered after 2015"
+/// is not `Open_year > 2015`.
+pub(super) fn dated_by(tokens: &[Token], i: usize, plan: &PlanModel) -> Option<String> {
+    let verb = &tokens[i].lower;
+    if !is_relating_verb(verb)
+        || !tokens
+            .get(i + 1)
+            .is_some_and(|t| t.is_any(DATE_PREPOSITIONS))
+    {
+        return None;
+    }
+    let date = tokens
+        .iter()
+        .skip(i + 2)
+        .take(4)
+        .take_while(|t| t.kind != TokenKind::Word || t.is_any(&["the", "year", "of"]))
+        .find(|t| match t.kind {
+            TokenKind::Number => t
+                .number()
+                .is_some_and(|y| y.fract() == 0.0 && (1000.0..3000.0).contains(&y)),
+            TokenKind::Date => true,
+            _ => false,
+        })?;
+    let columns = columns_compared_with(plan, &date.raw);
+    (!columns.is_empty() && columns.iter().all(|c| names_no_other_event(c, verb)))
+        .then(|| date.raw.clone())
+}
+
+/// The columns `plan`'s filter compares with a literal spelt `text` (a year or a date).
+fn columns_compared_with(plan: &PlanModel, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let spells = |e: &Expr| match &e.value {
+        Some(LiteralValue::Int(n)) => n.to_string() == text,
+        Some(LiteralValue::Float(x)) => x.to_string() == text,
+        Some(LiteralValue::Str(s)) => s.starts_with(text),
+        _ => false,
+    };
+    if let Some(w) = &plan.where_ {
+        w.walk(&mut |e: &Expr| {
+            if let (Some(l), Some(r)) = (e.left.as_deref(), e.right.as_deref()) {
+                for (a, b) in [(l, r), (r, l)] {
+                    if a.kind == ExprKind::Column
+                        && b.kind == ExprKind::Literal
+                        && spells(b)
+                        && let Some(name) = &a.column_name
+                    {
+                        out.push(name.clone());
+                    }
+                }
+            }
+        });
+    }
+    out
+}
+
+/// Whether a date column named `column` dates nothing but what `verb` says: its words
+/// besides "year", "date" and the like are none, or one of them is the verb's
+/// ("Open_Year" for "opened").
+fn names_no_other_event(column: &str, verb: &str) -> bool {
+    const DATE_WORDS: &[&str] = &[
+        "year", "years", "date", "time", "day", "yr", "on", "at", "of",
+    ];
+    let events: Vec<String> = split_ident(column)
+        .into_iter()
+        .filter(|w| !DATE_WORDS.contains(&w.as_str()))
+        .collect();
+    events.is_empty()
+        || events.iter().any(|w| {
+            let n = w.len().min(4);
+            n >= 3 && verb.starts_with(&w[..n])
+        })
+}
+
+/// Whether the relating verb at `i` says which rows a grouped count counts: "the
+/// payment method used by more than 3 parties", "the industry shared by the most
+/// companies", "how many invoices correspond to each order": the verb, then (after a
+/// preposition or "the") a cue the plan reads that counts ("more than 3", "the most") or
+/// groups ("each"), over a plan that groups and counts. The relation is the grouping
+/// itself. ("registered after 2015" is a date, not a count.)
+pub(super) fn counted_by(
+    tokens: &[Token],
+    i: usize,
+    analysis: &Analysis,
+    plan: &PlanModel,
+) -> bool {
+    if !is_relating_verb(&tokens[i].lower) || plan.group_by.is_empty() || !counts(plan) {
+        return false;
+    }
+    let Some(j) = (i + 1..tokens.len().min(i + 4))
+        .find(|&j| !tokens[j].is_any(&["by", "to", "with", "for", "in", "the"]))
+    else {
+        return false;
+    };
+    analysis.cues.used.get(j).copied().unwrap_or(false)
+        && (tokens[j].is_any(&["each", "every", "per"]) || counts_rows_at(tokens, j))
+}
+
+/// Whether `plan` counts rows (a `COUNT` among its outputs, grouping condition or order).
+fn counts(plan: &PlanModel) -> bool {
+    let mut found = false;
+    let mut visit = |e: &Expr| {
+        found |= e.is_aggregate_call()
+            && e.func_name
+                .as_deref()
+                .is_some_and(|f| f.eq_ignore_ascii_case("COUNT"));
+    };
+    for s in &plan.select_items {
+        s.expr.walk(&mut visit);
+    }
+    if let Some(h) = &plan.having {
+        h.walk(&mut visit);
+    }
+    found
 }

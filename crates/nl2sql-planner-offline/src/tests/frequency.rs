@@ -107,3 +107,27 @@ fn the_different_values_of_the_rows_owners_list_those_values_alone() {
         "SELECT DISTINCT e.College AS college, e.Author AS author FROM Entry AS e WHERE e.Score > 8 ORDER BY e.College LIMIT 10000",
     );
 }
+
+/// "the country shared by more than 3 members", "how many members correspond to each
+/// country": a verb followed by the count, comparison or grouping that the plan's grouped
+/// count reads says which rows are counted; the grouping is the relation. Without a
+/// count to say so ("shared by members") the verb stays unplaced.
+#[test]
+fn a_verb_before_a_grouped_count_is_that_grouping() {
+    let s = club();
+    for (question, sql) in [
+        (
+            "Which countries are shared by more than 3 members?",
+            "SELECT m.Country AS country, COUNT(*) AS member_count FROM Member AS m GROUP BY m.Country HAVING COUNT(*) > 3 ORDER BY m.Country LIMIT 10000",
+        ),
+        (
+            "How many members correspond to each country?",
+            "SELECT m.Country AS country, COUNT(*) AS member_count FROM Member AS m GROUP BY m.Country ORDER BY m.Country LIMIT 10000",
+        ),
+    ] {
+        check(&s, question, sql);
+        let plan = super::rules::strict_over(&s, question);
+        assert!(plan.is_ok(), "{question}: {plan:?}");
+    }
+    super::rules::refused_placing(&s, "Which countries are shared by members?", "shared");
+}

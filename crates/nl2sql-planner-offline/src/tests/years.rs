@@ -185,9 +185,10 @@ fn a_verb_between_two_joined_tables_is_their_join() {
             .unwrap_err();
         e.details.unwrap()["unplaced"].clone()
     };
-    // Over one table the verb relates nothing the plan has: refused by name.
+    // Over one table, and dated by nothing, the verb relates nothing the plan has:
+    // refused by name.
     assert_eq!(
-        unplaced("What is the total attendance of concerts hosted in 2004?"),
+        unplaced("What is the total attendance of concerts hosted?"),
         serde_json::json!(["hosted"])
     );
     // "hosted by venues" reads "by" as a grouping: not a join, refused by name.
@@ -197,6 +198,27 @@ fn a_verb_between_two_joined_tables_is_their_join() {
         ),
         serde_json::json!(["hosted"])
     );
+}
+
+/// "concerts hosted in 2004", "films made before 2000": a verb dated by a year the plan
+/// compares says when the rows came to be, and is placed by that condition; a year no
+/// condition reads leaves it unplaced.
+#[test]
+fn a_verb_dated_by_a_compared_year_is_that_condition() {
+    let s = shows();
+    for (question, sql) in [
+        (
+            "What is the total attendance of concerts hosted in 2004?",
+            "SELECT SUM(c.attendance) AS total_attendance FROM concert AS c WHERE c.Year = 2004 LIMIT 10000",
+        ),
+        (
+            "List the titles of concerts held before the year of 2010.",
+            "SELECT c.title AS concert FROM concert AS c WHERE c.Year < 2010 LIMIT 10000",
+        ),
+    ] {
+        check(&s, question, sql);
+        placed(&s, question);
+    }
 }
 
 #[test]
@@ -263,4 +285,38 @@ fn a_date_phrase_the_plan_does_not_bound_is_refused() {
         "What is the total duration of trips in August?",
         "in August",
     );
+}
+
+/// A year column named for another event than the verb's does not date it: "opened
+/// after 2015" is `Open_year > 2015`, "registered after 2015" is not, grouped and
+/// counted or not.
+#[test]
+fn a_verb_is_not_dated_by_a_column_of_another_event() {
+    let s = snapshot_of(
+        "branches",
+        vec![table(
+            "branch",
+            vec![
+                col("id", "INTEGER", true),
+                col("name", "TEXT", false),
+                col("Open_year", "INTEGER", false),
+                col("city", "TEXT", false),
+            ],
+            vec![],
+        )],
+    );
+    let question = "Which branches were opened after 2015?";
+    check(
+        &s,
+        question,
+        "SELECT b.name AS branch, b.Open_year AS open_year FROM branch AS b WHERE b.Open_year > 2015 LIMIT 10000",
+    );
+    placed(&s, question);
+    for question in [
+        "Which branches were registered after 2015?",
+        // A date after the verb is no count of the grouping's rows either.
+        "Show the number of branches registered after 2015 in each city.",
+    ] {
+        super::rules::refused_placing(&s, question, "registered");
+    }
 }

@@ -183,6 +183,7 @@ impl Builder<'_> {
                 value: v,
             });
             if let Some(c) = entity.column {
+                self.group_by_the_named_rows(entity, t);
                 self.group_by_once(c);
             }
         }
@@ -385,6 +386,23 @@ impl Builder<'_> {
             })
     }
 
+    /// "the last names of employees who serve at most 20 customers", "the country of
+    /// the artist who made the fewest songs": when rows of `t` are counted for rows the
+    /// question names (employees, artists) and an attribute of theirs (not their label)
+    /// is listed, each named row is its own group (its key, beside the attribute), so
+    /// two employees sharing a last name stay two.
+    fn group_by_the_named_rows(&mut self, entity: &Entity, t: usize) {
+        if entity.attribute
+            && let Some(owner) = entity.table
+            && owner != t
+            && self.names_rows_of(entity, owner)
+            && let Some(key) = self.index.single_key(owner)
+            && entity.column != Some(key)
+        {
+            self.group_by_once(key);
+        }
+    }
+
     /// A ranking by how many rows of `t` (or, `latest`, by their time): groups ranked by
     /// their count, each group's latest date, or the rows of `t` by time.
     fn rank_by_count_or_time(
@@ -410,14 +428,7 @@ impl Builder<'_> {
                 // "the country of the artist who made the fewest songs" ranks artists,
                 // each by its own songs: one group per artist (its key), not one per
                 // country.
-                if entity.attribute
-                    && let Some(owner) = entity.table
-                    && owner != t
-                    && self.names_rows_of(entity, owner)
-                    && let Some(key) = self.index.single_key(owner)
-                {
-                    self.group_by_once(key);
-                }
+                self.group_by_the_named_rows(entity, t);
                 self.group_by_once(e);
                 ranking.order_measure = Some((m, desc));
                 self.a.limit = n;

@@ -73,3 +73,15 @@ fn the_key_that_tells_the_rows_apart_is_not_weighed_as_a_guessed_column() {
         assert!(!names.contains(&absent.to_owned()), "{absent}: {names:?}");
     }
 }
+
+/// A count condition on the rows named, answered by an attribute of theirs, keeps each
+/// row apart the same way: two authors of one country with two books each are not one
+/// country with four.
+#[test]
+fn an_attribute_of_rows_with_more_than_n_groups_by_the_rows() {
+    check(
+        &shelf(),
+        "What are the countries of authors who wrote more than 2 books?",
+        "SELECT a.id AS id, a.Country AS country, COUNT(*) AS book_count FROM Book AS b INNER JOIN Author AS a ON b.AuthorID = a.id GROUP BY a.id, a.Country HAVING COUNT(*) > 2 ORDER BY a.id, a.Country LIMIT 10000",
+    );
+}

@@ -31,7 +31,7 @@ mod verbs;
 use cues::missing_cues;
 pub(crate) use hints::closest_names;
 use hints::{number_suggestion, rephrase_hint};
-use used::{Used, format_number, span_text};
+use used::{Used, element_of, format_number, span_text};
 
 /// Words that, where they link to nothing, add nothing a plan must express ("located",
 /// "registered", "listed"): learned from the Spider train split by `cargo xtask
@@ -263,6 +263,18 @@ pub(crate) fn cover(
                                 ),
                             },
                         ));
+                    } else if let Some(c) = verbs::valued_by(tokens, i, analysis, index, &used) {
+                        let col = &index.columns[c];
+                        spans.push((
+                            i,
+                            InterpretedSpan {
+                                text: t.raw.clone(),
+                                element: format!(
+                                    "the condition on {}.{}",
+                                    index.tables[col.table].name, col.name
+                                ),
+                            },
+                        ));
                     } else if verbs::counted_by(tokens, i, analysis, plan) {
                         spans.push((
                             i,
@@ -386,48 +398,5 @@ impl Coverage {
                 element: "not placed".to_owned(),
             }));
         interpretation
-    }
-}
-
-/// What a mention names, and whether the plan uses it.
-fn element_of(m: &Mention, index: &SchemaIndex, used: &Used) -> (String, bool) {
-    match &m.target {
-        Target::Table(t) => {
-            let name = &index.tables[*t].name;
-            (format!("table {name}"), used.reads_table(index, *t))
-        }
-        Target::Column(c) => {
-            let col = &index.columns[*c];
-            let table = &index.tables[col.table].name;
-            (
-                format!("column {table}.{}", col.name),
-                used.reads_column(index, *c),
-            )
-        }
-        Target::Value {
-            column,
-            values,
-            word,
-            ..
-        } => {
-            let col = &index.columns[*column];
-            let table = &index.tables[col.table].name;
-            let mut shown: Vec<String> = values.iter().map(|v| v.to_string()).collect();
-            if values.is_empty() {
-                shown.push(format!("containing '{word}'"));
-            }
-            let on_column = used.reads_column(index, *column);
-            let literal = values.iter().any(|v| match v {
-                serde_json::Value::String(s) => used.has_text(s),
-                serde_json::Value::Number(n) => n.as_f64().is_some_and(|x| used.has_number(x)),
-                serde_json::Value::Bool(_) => true,
-                _ => false,
-            }) || (values.is_empty() && !word.is_empty() && used.has_text(word));
-            let in_plan = on_column && literal;
-            (
-                format!("the value {} of {table}.{}", shown.join(" or "), col.name),
-                in_plan,
-            )
-        }
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use nl2sql_plan::{Expr, ExprKind, LiteralValue, PlanModel};
 
-use crate::link::SchemaIndex;
+use crate::link::{Mention, SchemaIndex, Target};
 use crate::text::Token;
 
 /// What the plan uses: tables, `table.column` references and literals (lower case).
@@ -110,4 +110,47 @@ pub(super) fn span_text(tokens: &[Token], start: usize, end: usize) -> String {
         .map(|t| t.raw.as_str())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// What a mention names, and whether the plan uses it.
+pub(super) fn element_of(m: &Mention, index: &SchemaIndex, used: &Used) -> (String, bool) {
+    match &m.target {
+        Target::Table(t) => {
+            let name = &index.tables[*t].name;
+            (format!("table {name}"), used.reads_table(index, *t))
+        }
+        Target::Column(c) => {
+            let col = &index.columns[*c];
+            let table = &index.tables[col.table].name;
+            (
+                format!("column {table}.{}", col.name),
+                used.reads_column(index, *c),
+            )
+        }
+        Target::Value {
+            column,
+            values,
+            word,
+            ..
+        } => {
+            let col = &index.columns[*column];
+            let table = &index.tables[col.table].name;
+            let mut shown: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            if values.is_empty() {
+                shown.push(format!("containing '{word}'"));
+            }
+            let on_column = used.reads_column(index, *column);
+            let literal = values.iter().any(|v| match v {
+                serde_json::Value::String(s) => used.has_text(s),
+                serde_json::Value::Number(n) => n.as_f64().is_some_and(|x| used.has_number(x)),
+                serde_json::Value::Bool(_) => true,
+                _ => false,
+            }) || (values.is_empty() && !word.is_empty() && used.has_text(word));
+            let in_plan = on_column && literal;
+            (
+                format!("the value {} of {table}.{}", shown.join(" or "), col.name),
+                in_plan,
+            )
+        }
+    }
 }

@@ -5,11 +5,11 @@
 
 use crate::analyze::Analysis;
 use crate::intent::counts_rows_at;
-use crate::link::{SchemaIndex, nearest_after, nearest_before};
+use crate::link::{SchemaIndex, Target, nearest_after, nearest_before};
 use crate::text::{Token, TokenKind, is_relating_verb, split_ident};
 use nl2sql_plan::{Expr, ExprKind, LiteralValue, PlanModel};
 
-use super::used::Used;
+use super::used::{Used, element_of};
 
 /// How many tokens a side of the relation may be from the verb.
 const REACH: usize = 4;
@@ -163,4 +163,29 @@ fn counts(plan: &PlanModel) -> bool {
         h.walk(&mut visit);
     }
     found
+}
+
+/// The column whose filter the relating verb at `i` names the value of: "channels owned
+/// by CCTV", "circuits that belong to France or Belgium", "participants belong to the
+/// type 'Organizer'": the verb, a preposition or article at most, then a value the plan
+/// filters on. The relation is that condition.
+pub(super) fn valued_by(
+    tokens: &[Token],
+    i: usize,
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    used: &Used,
+) -> Option<usize> {
+    const BETWEEN: &[&str] = &[
+        "by", "to", "at", "in", "from", "for", "with", "the", "either",
+    ];
+    if !is_relating_verb(&tokens[i].lower) {
+        return None;
+    }
+    let (_, m) = nearest_after(&analysis.mentions, i, 3)?;
+    let Target::Value { column, .. } = m.target else {
+        return None;
+    };
+    (tokens[i + 1..m.start].iter().all(|t| t.is_any(BETWEEN)) && element_of(m, index, used).1)
+        .then_some(column)
 }

@@ -218,3 +218,49 @@ fn a_value_spelt_exactly_as_stored_is_read_there() {
         "SELECT p.place_name AS place_name FROM place AS p INNER JOIN attraction AS a ON p.id = a.place_id WHERE a.title = 'UK gallery' LIMIT 10000",
     );
 }
+
+/// Channels and who owns them, the owners' names known.
+fn channels() -> SchemaSnapshot {
+    let mut snapshot = snapshot_of(
+        "channels",
+        vec![table(
+            "channel",
+            vec![
+                col("id", "INTEGER", true),
+                col("name", "TEXT", false),
+                col("owner", "TEXT", false),
+            ],
+            vec![],
+        )],
+    );
+    super::rules::describe(
+        &mut snapshot,
+        "channel",
+        "owner",
+        super::samples(&["CCTV", "HBS"]),
+    );
+    snapshot
+}
+
+/// "channels owned by CCTV": a verb right before a value the plan filters on (a
+/// preposition between at most) is that condition; before a value no filter reads, or
+/// before nothing, it stays unplaced.
+#[test]
+fn a_verb_before_a_filtered_value_is_that_condition() {
+    let s = channels();
+    for (question, sql) in [
+        (
+            "List the names of the channels owned by CCTV.",
+            "SELECT c.name AS channel FROM channel AS c WHERE c.owner = 'CCTV' LIMIT 10000",
+        ),
+        (
+            "Which channels are not owned by CCTV?",
+            "SELECT c.name AS channel FROM channel AS c WHERE c.owner <> 'CCTV' LIMIT 10000",
+        ),
+    ] {
+        check(&s, question, sql);
+        let plan = super::rules::strict_over(&s, question);
+        assert!(plan.is_ok(), "{question}: {plan:?}");
+    }
+    super::rules::refused_placing(&s, "List the names of the channels owned.", "owned");
+}

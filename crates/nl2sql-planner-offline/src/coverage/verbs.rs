@@ -118,8 +118,9 @@ fn names_no_other_event(column: &str, verb: &str) -> bool {
         .collect();
     events.is_empty()
         || events.iter().any(|w| {
-            let n = w.len().min(4);
-            n >= 3 && verb.starts_with(&w[..n])
+            // The first four letters (not bytes: names may hold any letters).
+            let head: String = w.chars().take(4).collect();
+            head.chars().count() >= 3 && verb.starts_with(&head)
         })
 }
 
@@ -147,7 +148,7 @@ pub(super) fn counted_by(
         && (tokens[j].is_any(&["each", "every", "per"]) || counts_rows_at(tokens, j))
 }
 
-/// Whether `plan` counts rows (a `COUNT` among its outputs, grouping condition or order).
+/// Whether `plan` counts rows (a `COUNT` among its outputs or in its grouping condition).
 fn counts(plan: &PlanModel) -> bool {
     let mut found = false;
     let mut visit = |e: &Expr| {
@@ -188,4 +189,19 @@ pub(super) fn valued_by(
     };
     (tokens[i + 1..m.start].iter().all(|t| t.is_any(BETWEEN)) && element_of(m, index, used).1)
         .then_some(column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_no_other_event;
+
+    #[test]
+    fn a_column_names_another_event_by_its_first_letters() {
+        assert!(names_no_other_event("Year", "produced"));
+        assert!(names_no_other_event("Open_Year", "opened"));
+        assert!(!names_no_other_event("Open_year", "registered"));
+        // Letters past ASCII are letters, not bytes to cut through.
+        assert!(!names_no_other_event("Année_year", "registered"));
+        assert!(names_no_other_event("Année_year", "annéed"));
+    }
 }

@@ -6,7 +6,7 @@
 
 use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
-use super::rules::{check, describe, strict_over};
+use super::rules::{check, describe};
 use super::{col, samples, table};
 
 /// A lending library: members of branches borrow books.
@@ -178,8 +178,6 @@ fn different_values_that_are_groups_are_already_distinct() {
             "SELECT b.genre AS genre, AVG(b.page_count) AS avg_page_count FROM books AS b GROUP BY b.genre ORDER BY b.genre LIMIT 10000",
         ),
     ] {
-        check(&l, q, sql);
-        let plan = strict_over(&l, q);
-        assert!(plan.is_ok(), "{q}: {plan:?}");
+        super::rules::check_placed(&l, q, sql);
     }
 }

@@ -342,6 +342,18 @@ pub(super) fn check(snapshot: &SchemaSnapshot, question: &str, expect: &str) {
     assert_eq!(sql_over(snapshot, question), expect, "{question}");
 }
 
+/// [`check`], and the strict planner (whatever its confidence) answers too: every word
+/// of `question` is placed.
+pub(super) fn check_placed(snapshot: &SchemaSnapshot, question: &str, expect: &str) {
+    check(snapshot, question, expect);
+    let plan = strict_over(snapshot, question);
+    assert!(
+        plan.is_ok(),
+        "{question}: {:?}",
+        plan.err().map(|e| e.message)
+    );
+}
+
 #[test]
 fn an_average_per_row_of_its_own_table_is_one_average() {
     let f = fleet();

@@ -263,6 +263,19 @@ pub(crate) fn cover(
                                 ),
                             },
                         ));
+                    } else if let Some(a) =
+                        verbs::relates_before_it(tokens, i, analysis, index, &used)
+                    {
+                        spans.push((
+                            i,
+                            InterpretedSpan {
+                                text: t.raw.clone(),
+                                element: format!(
+                                    "the join of {} to the other tables",
+                                    index.tables[a].name
+                                ),
+                            },
+                        ));
                     } else if let Some(c) = verbs::valued_by(tokens, i, analysis, index, &used) {
                         let col = &index.columns[c];
                         spans.push((

@@ -43,6 +43,37 @@ pub(super) fn related_tables(
     (before != after && in_plan(before) && in_plan(after)).then_some((before, after))
 }
 
+/// The table a relating verb at the end of its clause relates to the rest of the plan:
+/// "the names of the county they belong to", "the school the most players belong to",
+/// "names of the ships involved": nothing follows the verb (or only a preposition) up to
+/// the end of the question or a comma, the nearest mention before it names a table, and
+/// the plan joins that table to another. The relation is that join.
+pub(super) fn relates_before_it(
+    tokens: &[Token],
+    i: usize,
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    used: &Used,
+) -> Option<usize> {
+    const TRAILING: &[&str] = &["to", "in", "on", "at", "for", "with", "from"];
+    if !is_relating_verb(&tokens[i].lower) || used.tables.len() < 2 {
+        return None;
+    }
+    let last = match tokens.get(i + 1) {
+        Some(t) if t.is_any(TRAILING) => i + 1,
+        _ => i,
+    };
+    // The clause ends: no word after, or a mark between (the tokens skip punctuation).
+    let ends = tokens
+        .get(last + 1)
+        .is_none_or(|next| next.pos.0 > tokens[last].pos.1 + 1);
+    let (_, before) = nearest_before(&analysis.mentions, i, REACH)?;
+    match before.target {
+        Target::Table(t) if ends && used.reads_table(index, t) => Some(t),
+        _ => None,
+    }
+}
+
 /// Words that put a date after a verb ("made before 2000", "produced in 2008").
 const DATE_PREPOSITIONS: &[&str] = &["in", "before", "after", "since", "during", "between"];
 

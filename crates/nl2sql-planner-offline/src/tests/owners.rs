@@ -85,3 +85,17 @@ fn an_attribute_of_rows_with_more_than_n_groups_by_the_rows() {
         "SELECT a.id AS id, a.Country AS country, COUNT(*) AS book_count FROM Book AS b INNER JOIN Author AS a ON b.AuthorID = a.id GROUP BY a.id, a.Country HAVING COUNT(*) > 2 ORDER BY a.id, a.Country LIMIT 10000",
     );
 }
+
+/// "the author it belongs to": a relating verb that ends its clause relates the table
+/// named just before it to the rest of the plan, which joins them; over one table it
+/// relates nothing and stays unplaced.
+#[test]
+fn a_verb_ending_its_clause_is_the_join_of_the_table_before_it() {
+    let s = shelf();
+    super::rules::check_placed(
+        &s,
+        "Show the title of each book and the country of the author it belongs to.",
+        "SELECT b.Title AS book, a.Country AS country FROM Book AS b INNER JOIN Author AS a ON b.AuthorID = a.id LIMIT 10000",
+    );
+    super::rules::refused_placing(&s, "Show the title of each book it belongs to.", "belongs");
+}

@@ -250,58 +250,14 @@ pub(crate) fn cover(
                                     .to_owned(),
                             },
                         ));
-                    } else if let Some((a, b)) =
-                        verbs::related_tables(tokens, i, analysis, index, &used)
+                    } else if let Some(element) =
+                        verbs::placed_as(tokens, i, analysis, index, &used, plan)
                     {
                         spans.push((
                             i,
                             InterpretedSpan {
                                 text: t.raw.clone(),
-                                element: format!(
-                                    "the join of {} and {}",
-                                    index.tables[a].name, index.tables[b].name
-                                ),
-                            },
-                        ));
-                    } else if let Some(a) =
-                        verbs::relates_before_it(tokens, i, analysis, index, &used)
-                    {
-                        spans.push((
-                            i,
-                            InterpretedSpan {
-                                text: t.raw.clone(),
-                                element: format!(
-                                    "the join of {} to the other tables",
-                                    index.tables[a].name
-                                ),
-                            },
-                        ));
-                    } else if let Some(c) = verbs::valued_by(tokens, i, analysis, index, &used) {
-                        let col = &index.columns[c];
-                        spans.push((
-                            i,
-                            InterpretedSpan {
-                                text: t.raw.clone(),
-                                element: format!(
-                                    "the condition on {}.{}",
-                                    index.tables[col.table].name, col.name
-                                ),
-                            },
-                        ));
-                    } else if verbs::counted_by(tokens, i, analysis, plan) {
-                        spans.push((
-                            i,
-                            InterpretedSpan {
-                                text: t.raw.clone(),
-                                element: "the grouping whose rows are counted".to_owned(),
-                            },
-                        ));
-                    } else if let Some(date) = verbs::dated_by(tokens, i, plan) {
-                        spans.push((
-                            i,
-                            InterpretedSpan {
-                                text: t.raw.clone(),
-                                element: format!("the condition on the date {date}"),
+                                element,
                             },
                         ));
                     } else {

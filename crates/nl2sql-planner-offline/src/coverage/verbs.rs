@@ -1,7 +1,8 @@
-//! Verbs that only relate two things the question names ("products made by the
-//! supplier", "students who belong to the club", "the courses taken by each student"):
-//! where the schema has no column for the verb, the relation is the join between the two
-//! tables, and the verb is placed when the plan joins them.
+//! Verbs that only relate things the question names ("products made by the supplier",
+//! "students who belong to the club", "wines produced in 2008", "the payment method used
+//! by more than 3 parties"): where the schema has no column for the verb, the verb is
+//! placed by what the plan does with the things it relates: a join, a condition, a
+//! grouping that counts.
 
 use crate::analyze::Analysis;
 use crate::intent::counts_rows_at;
@@ -11,13 +12,53 @@ use nl2sql_plan::{Expr, ExprKind, LiteralValue, PlanModel};
 
 use super::used::{Used, element_of};
 
+/// What the relating verb at `i` became in `plan`, read in this order: the join of the
+/// tables on either side of it, the join of the table its clause ends on, the condition
+/// on the value after it, the grouping the count after it reads, the condition on the
+/// date after it. `None` for another word, or a verb the plan does nothing with.
+pub(super) fn placed_as(
+    tokens: &[Token],
+    i: usize,
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    used: &Used,
+    plan: &PlanModel,
+) -> Option<String> {
+    if !is_relating_verb(&tokens[i].lower) {
+        return None;
+    }
+    if let Some((a, b)) = related_tables(tokens, i, analysis, index, used) {
+        return Some(format!(
+            "the join of {} and {}",
+            index.tables[a].name, index.tables[b].name
+        ));
+    }
+    if let Some(a) = relates_before_it(tokens, i, analysis, index, used) {
+        return Some(format!(
+            "the join of {} to the other tables",
+            index.tables[a].name
+        ));
+    }
+    if let Some(c) = valued_by(tokens, i, analysis, index, used) {
+        let col = &index.columns[c];
+        return Some(format!(
+            "the condition on {}.{}",
+            index.tables[col.table].name, col.name
+        ));
+    }
+    if counted_by(tokens, i, analysis, plan) {
+        return Some("the grouping whose rows are counted".to_owned());
+    }
+    dated_by(tokens, i, plan).map(|date| format!("the condition on the date {date}"))
+}
+
 /// How many tokens a side of the relation may be from the verb.
 const REACH: usize = 4;
 
-/// The two tables the verb at `i` relates, when it is a relating verb (not followed by
+/// The two tables the verb at `i` relates, when it stands (not followed by
 /// "by") between a mention of one table (just before it) and a mention of another (just
 /// after it), and the plan reads both tables (so it joins them).
-pub(super) fn related_tables(
+fn related_tables(
     tokens: &[Token],
     i: usize,
     analysis: &Analysis,
@@ -25,10 +66,7 @@ pub(super) fn related_tables(
     used: &Used,
 ) -> Option<(usize, usize)> {
     // "made by": "by" reads as a grouping, which a join does not account for.
-    if !is_relating_verb(&tokens[i].lower)
-        || used.tables.len() < 2
-        || tokens.get(i + 1).is_some_and(|t| t.is("by"))
-    {
+    if used.tables.len() < 2 || tokens.get(i + 1).is_some_and(|t| t.is("by")) {
         return None;
     }
     let in_plan = |t: usize| used.tables.contains(&index.tables[t].name.to_lowercase());
@@ -48,7 +86,7 @@ pub(super) fn related_tables(
 /// "names of the ships involved": nothing follows the verb (or only a preposition) up to
 /// the end of the question or a comma, the nearest mention before it names a table, and
 /// the plan joins that table to another. The relation is that join.
-pub(super) fn relates_before_it(
+fn relates_before_it(
     tokens: &[Token],
     i: usize,
     analysis: &Analysis,
@@ -56,7 +94,7 @@ pub(super) fn relates_before_it(
     used: &Used,
 ) -> Option<usize> {
     const TRAILING: &[&str] = &["to", "in", "on", "at", "for", "with", "from"];
-    if !is_relating_verb(&tokens[i].lower) || used.tables.len() < 2 {
+    if used.tables.len() < 2 {
         return None;
     }
     let last = match tokens.get(i + 1) {
@@ -83,12 +121,11 @@ const DATE_PREPOSITIONS: &[&str] = &["in", "before", "after", "since", "during",
 /// the year of 2010" allowed) that the plan compares with a column counts, and only when
 /// that column names no other event than the verb's: "members registered after 2015"
 /// is not `Open_year > 2015`.
-pub(super) fn dated_by(tokens: &[Token], i: usize, plan: &PlanModel) -> Option<String> {
+fn dated_by(tokens: &[Token], i: usize, plan: &PlanModel) -> Option<String> {
     let verb = &tokens[i].lower;
-    if !is_relating_verb(verb)
-        || !tokens
-            .get(i + 1)
-            .is_some_and(|t| t.is_any(DATE_PREPOSITIONS))
+    if !tokens
+        .get(i + 1)
+        .is_some_and(|t| t.is_any(DATE_PREPOSITIONS))
     {
         return None;
     }
@@ -161,13 +198,8 @@ fn names_no_other_event(column: &str, verb: &str) -> bool {
 /// preposition or "the") a cue the plan reads that counts ("more than 3", "the most") or
 /// groups ("each"), over a plan that groups and counts. The relation is the grouping
 /// itself. ("registered after 2015" is a date, not a count.)
-pub(super) fn counted_by(
-    tokens: &[Token],
-    i: usize,
-    analysis: &Analysis,
-    plan: &PlanModel,
-) -> bool {
-    if !is_relating_verb(&tokens[i].lower) || plan.group_by.is_empty() || !counts(plan) {
+fn counted_by(tokens: &[Token], i: usize, analysis: &Analysis, plan: &PlanModel) -> bool {
+    if plan.group_by.is_empty() || !counts(plan) {
         return false;
     }
     let Some(j) = (i + 1..tokens.len().min(i + 4))
@@ -201,7 +233,7 @@ fn counts(plan: &PlanModel) -> bool {
 /// by CCTV", "circuits that belong to France or Belgium", "participants belong to the
 /// type 'Organizer'": the verb, a preposition or article at most, then a value the plan
 /// filters on. The relation is that condition.
-pub(super) fn valued_by(
+fn valued_by(
     tokens: &[Token],
     i: usize,
     analysis: &Analysis,
@@ -211,9 +243,6 @@ pub(super) fn valued_by(
     const BETWEEN: &[&str] = &[
         "by", "to", "at", "in", "from", "for", "with", "the", "either",
     ];
-    if !is_relating_verb(&tokens[i].lower) {
-        return None;
-    }
     let (_, m) = nearest_after(&analysis.mentions, i, 3)?;
     let Target::Value { column, .. } = m.target else {
         return None;

@@ -27,19 +27,25 @@ pub(super) fn placed_as(
     if !is_relating_verb(&tokens[i].lower) {
         return None;
     }
-    if let Some((a, b)) = related_tables(tokens, i, analysis, index, used) {
+    let site = Site {
+        tokens,
+        analysis,
+        index,
+        used,
+    };
+    if let Some((a, b)) = related_tables(site, i) {
         return Some(format!(
             "the join of {} and {}",
             index.tables[a].name, index.tables[b].name
         ));
     }
-    if let Some(a) = relates_before_it(tokens, i, analysis, index, used) {
+    if let Some(a) = relates_before_it(site, i) {
         return Some(format!(
             "the join of {} to the other tables",
             index.tables[a].name
         ));
     }
-    if let Some(c) = valued_by(tokens, i, analysis, index, used) {
+    if let Some(c) = valued_by(site, i) {
         let col = &index.columns[c];
         return Some(format!(
             "the condition on {}.{}",
@@ -52,32 +58,40 @@ pub(super) fn placed_as(
     dated_by(tokens, i, plan).map(|date| format!("the condition on the date {date}"))
 }
 
+/// Where a verb stands: the question's words, their analysis, the schema and what the
+/// plan uses.
+#[derive(Clone, Copy)]
+struct Site<'a> {
+    tokens: &'a [Token],
+    analysis: &'a Analysis,
+    index: &'a SchemaIndex,
+    used: &'a Used,
+}
+
 /// How many tokens a side of the relation may be from the verb.
 const REACH: usize = 4;
 
 /// The two tables the verb at `i` relates, when it stands (not followed by
 /// "by") between a mention of one table (just before it) and a mention of another (just
 /// after it), and the plan reads both tables (so it joins them).
-fn related_tables(
-    tokens: &[Token],
-    i: usize,
-    analysis: &Analysis,
-    index: &SchemaIndex,
-    used: &Used,
-) -> Option<(usize, usize)> {
+fn related_tables(site: Site<'_>, i: usize) -> Option<(usize, usize)> {
     // "made by": "by" reads as a grouping, which a join does not account for.
-    if used.tables.len() < 2 || tokens.get(i + 1).is_some_and(|t| t.is("by")) {
+    if site.used.tables.len() < 2 || site.tokens.get(i + 1).is_some_and(|t| t.is("by")) {
         return None;
     }
-    let in_plan = |t: usize| used.tables.contains(&index.tables[t].name.to_lowercase());
-    let before = nearest_before(&analysis.mentions, i, REACH)?
+    let in_plan = |t: usize| {
+        site.used
+            .tables
+            .contains(&site.index.tables[t].name.to_lowercase())
+    };
+    let before = nearest_before(&site.analysis.mentions, i, REACH)?
         .1
         .target
-        .table(index);
-    let after = nearest_after(&analysis.mentions, i, REACH)?
+        .table(site.index);
+    let after = nearest_after(&site.analysis.mentions, i, REACH)?
         .1
         .target
-        .table(index);
+        .table(site.index);
     (before != after && in_plan(before) && in_plan(after)).then_some((before, after))
 }
 
@@ -86,28 +100,23 @@ fn related_tables(
 /// "names of the ships involved": nothing follows the verb (or only a preposition) up to
 /// the end of the question or a comma, the nearest mention before it names a table, and
 /// the plan joins that table to another. The relation is that join.
-fn relates_before_it(
-    tokens: &[Token],
-    i: usize,
-    analysis: &Analysis,
-    index: &SchemaIndex,
-    used: &Used,
-) -> Option<usize> {
+fn relates_before_it(site: Site<'_>, i: usize) -> Option<usize> {
     const TRAILING: &[&str] = &["to", "in", "on", "at", "for", "with", "from"];
-    if used.tables.len() < 2 {
+    if site.used.tables.len() < 2 {
         return None;
     }
-    let last = match tokens.get(i + 1) {
+    let last = match site.tokens.get(i + 1) {
         Some(t) if t.is_any(TRAILING) => i + 1,
         _ => i,
     };
-    // The clause ends: no word after, or a mark between (the tokens skip punctuation).
-    let ends = tokens
+    // The clause ends: no word after, or a mark between (the site.tokens skip punctuation).
+    let ends = site
+        .tokens
         .get(last + 1)
-        .is_none_or(|next| next.pos.0 > tokens[last].pos.1 + 1);
-    let (_, before) = nearest_before(&analysis.mentions, i, REACH)?;
+        .is_none_or(|next| next.pos.0 > site.tokens[last].pos.1 + 1);
+    let (_, before) = nearest_before(&site.analysis.mentions, i, REACH)?;
     match before.target {
-        Target::Table(t) if ends && used.reads_table(index, t) => Some(t),
+        Target::Table(t) if ends && site.used.reads_table(site.index, t) => Some(t),
         _ => None,
     }
 }
@@ -233,21 +242,18 @@ fn counts(plan: &PlanModel) -> bool {
 /// by CCTV", "circuits that belong to France or Belgium", "participants belong to the
 /// type 'Organizer'": the verb, a preposition or article at most, then a value the plan
 /// filters on. The relation is that condition.
-fn valued_by(
-    tokens: &[Token],
-    i: usize,
-    analysis: &Analysis,
-    index: &SchemaIndex,
-    used: &Used,
-) -> Option<usize> {
+fn valued_by(site: Site<'_>, i: usize) -> Option<usize> {
     const BETWEEN: &[&str] = &[
         "by", "to", "at", "in", "from", "for", "with", "the", "either",
     ];
-    let (_, m) = nearest_after(&analysis.mentions, i, 3)?;
+    let (_, m) = nearest_after(&site.analysis.mentions, i, 3)?;
     let Target::Value { column, .. } = m.target else {
         return None;
     };
-    (tokens[i + 1..m.start].iter().all(|t| t.is_any(BETWEEN)) && element_of(m, index, used).1)
+    (site.tokens[i + 1..m.start]
+        .iter()
+        .all(|t| t.is_any(BETWEEN))
+        && element_of(m, site.index, site.used).1)
         .then_some(column)
 }
 

@@ -682,19 +682,17 @@ fn shared_by_a_count(tokens: &[Token], i: usize) -> bool {
     counts_rows_at(tokens, i + 2)
 }
 
-/// Whether the words from `from` (past "the", "at", "a") start a count of rows: a
-/// number, a comparison or a superlative ("more than 3", "at least two", "the most",
-/// "the greatest number").
+/// Whether the words from `from` (past "the", "a") start a count of rows: a number, a
+/// comparison ("more than 3", "at least two", "over 5"), a superlative ("the most", "the
+/// greatest number"), or a bare quantity word ("more", "fewer", "many", "multiple", "no").
 pub(crate) fn counts_rows_at(tokens: &[Token], from: usize) -> bool {
-    const COUNT_WORDS: &[&str] = &[
-        "more", "most", "least", "fewer", "fewest", "less", "over", "greatest", "largest",
-        "highest", "lowest", "smallest", "multiple", "many", "no",
-    ];
-    tokens
-        .iter()
-        .skip(from)
-        .find(|t| !t.is_any(&["the", "at", "a"]))
-        .is_some_and(|t| {
-            t.kind == TokenKind::Number || number_word(&t.lower).is_some() || t.is_any(COUNT_WORDS)
-        })
+    let Some(at) = (from..tokens.len()).find(|&j| !tokens[j].is_any(&["the", "a"])) else {
+        return false;
+    };
+    let t = &tokens[at];
+    t.kind == TokenKind::Number
+        || number_word(&t.lower).is_some()
+        || comparison_words(tokens, at).is_some()
+        || superlative_word(&t.lower).is_some()
+        || t.is_any(&["more", "fewer", "less", "many", "multiple", "no"])
 }

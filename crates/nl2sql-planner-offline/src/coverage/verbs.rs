@@ -7,7 +7,7 @@
 use crate::analyze::Analysis;
 use crate::intent::counts_rows_at;
 use crate::link::{SchemaIndex, Target, nearest_after, nearest_before};
-use crate::text::{Token, TokenKind, is_relating_verb, split_ident};
+use crate::text::{Token, dated_after, is_relating_verb, split_ident};
 use nl2sql_plan::{Expr, ExprKind, LiteralValue, PlanModel};
 
 use super::used::{Used, element_of};
@@ -121,9 +121,6 @@ fn relates_before_it(site: Site<'_>, i: usize) -> Option<usize> {
     }
 }
 
-/// Words that put a date after a verb ("made before 2000", "produced in 2008").
-const DATE_PREPOSITIONS: &[&str] = &["in", "before", "after", "since", "during", "between"];
-
 /// The date the relating verb at `i` is dated by: "wines produced in 2008", "movies made
 /// before 2000" say when the rows came to be, and the verb is placed by the plan's
 /// condition on that date. Only a year or ISO date right after a date preposition ("in
@@ -132,24 +129,7 @@ const DATE_PREPOSITIONS: &[&str] = &["in", "before", "after", "since", "during",
 /// is not `Open_year > 2015`.
 fn dated_by(tokens: &[Token], i: usize, plan: &PlanModel) -> Option<String> {
     let verb = &tokens[i].lower;
-    if !tokens
-        .get(i + 1)
-        .is_some_and(|t| t.is_any(DATE_PREPOSITIONS))
-    {
-        return None;
-    }
-    let date = tokens
-        .iter()
-        .skip(i + 2)
-        .take(4)
-        .take_while(|t| t.kind != TokenKind::Word || t.is_any(&["the", "year", "of"]))
-        .find(|t| match t.kind {
-            TokenKind::Number => t
-                .number()
-                .is_some_and(|y| y.fract() == 0.0 && (1000.0..3000.0).contains(&y)),
-            TokenKind::Date => true,
-            _ => false,
-        })?;
+    let date = dated_after(tokens, i)?;
     let columns = columns_compared_with(plan, &date.raw);
     (!columns.is_empty() && columns.iter().all(|c| names_no_other_event(c, verb)))
         .then(|| date.raw.clone())

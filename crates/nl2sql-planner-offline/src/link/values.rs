@@ -7,7 +7,8 @@
 use serde_json::Value;
 
 use super::super::text::{
-    Token, TokenKind, canonical, is_function_word, is_stop_word, singular, source_text, stem,
+    Token, TokenKind, canonical, dated_after, is_function_word, is_stop_word, singular,
+    source_text, stem,
 };
 use super::mention::{Candidates, Mention, Target, pending};
 use super::schema::{Sample, SchemaIndex};
@@ -111,6 +112,29 @@ pub(super) fn values_exact(
             if n == 1 && (!single_value_word(&span[0], i) || names_column(tokens, i, index)) {
                 continue;
             }
+            // A common noun that names another part of the schema is that name, not a
+            // value of `c`: a table ("the nurse with the most appointments" over a table
+            // `Nurse` whose `Position` holds 'Nurse'); a column that refers to the rows of
+            // `c` ("the instructor who teaches the most courses": `Course.Instructor`
+            // refers to the faculty whose `Rank` holds 'Instructor'); a column, when the
+            // date after the word dates it ("problems reported before 1978-06-26" over
+            // `date_problem_reported` and a status 'Reported'). ("How many invoices were
+            // sent?" over `sent_from` and a status 'Sent' stays the status; "good
+            // customers" over `good_or_bad_customer` holding 'good' stays the value.)
+            let named_elsewhere = |c: usize| {
+                let other_column = |refers: bool| {
+                    index.columns.iter().enumerate().any(|(k, x)| {
+                        k != c
+                            && x.stems.contains(&span[0].stem)
+                            && (!refers || index.column_refers_to(k, index.columns[c].table))
+                    })
+                };
+                n == 1
+                    && common_noun(&span[0], i)
+                    && (index.tables.iter().any(|x| x.stems.contains(&span[0].stem))
+                        || other_column(true)
+                        || (dated_after(tokens, i).is_some() && other_column(false)))
+            };
             let words: Vec<&str> = if n == 1 && span[0].kind == TokenKind::Quoted {
                 Vec::new()
             } else {
@@ -130,6 +154,9 @@ pub(super) fn values_exact(
                 .join(" ");
             let mut cands: Candidates = Vec::new();
             for (c, col) in index.columns.iter().enumerate() {
+                if named_elsewhere(c) {
+                    continue;
+                }
                 let hits: Vec<Value> = col
                     .samples
                     .iter()
@@ -199,6 +226,11 @@ fn names_column(tokens: &[Token], i: usize, index: &SchemaIndex) -> bool {
     // "shipped from" (`ship_from_…`) and "quantity received" (`quantity_received`).
     pair_names(tokens.get(i), tokens.get(i + 1))
         || (i > 0 && pair_names(tokens.get(i - 1), tokens.get(i)))
+}
+
+/// A word written in lower case (or first in the question).
+fn common_noun(t: &Token, pos: usize) -> bool {
+    t.kind == TokenKind::Word && (pos == 0 || !t.raw.chars().next().is_some_and(char::is_uppercase))
 }
 
 /// True when a word is a word of a table or column name.

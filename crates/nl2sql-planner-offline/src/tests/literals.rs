@@ -8,8 +8,8 @@ use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
 use nl2sql_state::ErrorCode;
 
-use super::rules::{check, request_over};
-use super::{col, snapshot_of, table};
+use super::rules::{check, check_placed, describe, request_over};
+use super::{col, links, samples, snapshot_of, table};
 use crate::OfflinePlanner;
 
 pub(super) fn gallery() -> SchemaSnapshot {
@@ -154,11 +154,11 @@ fn hanging() -> SchemaSnapshot {
             vec![],
         )],
     );
-    super::rules::describe(
+    describe(
         &mut g,
         "picture",
         "hanging_status",
-        super::samples(&["done", "pending"]),
+        samples(&["done", "pending"]),
     );
     g
 }
@@ -189,17 +189,17 @@ fn sights() -> SchemaSnapshot {
             ),
         ],
     );
-    super::rules::describe(
+    describe(
         &mut snapshot,
         "place",
         "place_name",
-        super::samples(&["UK Gallery", "Old Mill"]),
+        samples(&["UK Gallery", "Old Mill"]),
     );
-    super::rules::describe(
+    describe(
         &mut snapshot,
         "attraction",
         "title",
-        super::samples(&["UK gallery", "Ferris wheel"]),
+        samples(&["UK gallery", "Ferris wheel"]),
     );
     snapshot
 }
@@ -233,12 +233,7 @@ fn channels() -> SchemaSnapshot {
             vec![],
         )],
     );
-    super::rules::describe(
-        &mut snapshot,
-        "channel",
-        "owner",
-        super::samples(&["CCTV", "HBS"]),
-    );
+    describe(&mut snapshot, "channel", "owner", samples(&["CCTV", "HBS"]));
     snapshot
 }
 
@@ -258,7 +253,113 @@ fn a_verb_before_a_filtered_value_is_that_condition() {
             "SELECT c.name AS channel FROM channel AS c WHERE c.owner <> 'CCTV' LIMIT 10000",
         ),
     ] {
-        super::rules::check_placed(&s, question, sql);
+        check_placed(&s, question, sql);
     }
     super::rules::refused_placing(&s, "List the names of the channels owned.", "owned");
+}
+
+/// A clinic: its midwives (a `role` column holding 'Midwife', 'Surgeon') and the visits a
+/// midwife prepares, tickets with the date they were filed, and the lessons its staff
+/// (graded 'Tutor' or 'Professor') give as tutors.
+fn clinic() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("clinic", "sqlite");
+    contract.add_table(table(
+        "midwife",
+        vec![
+            col("id", "INTEGER", true),
+            col("full_name", "TEXT", false),
+            col("role", "TEXT", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "visit",
+        vec![
+            col("id", "INTEGER", true),
+            col("prep_midwife", "INTEGER", false),
+            col("room", "TEXT", false),
+        ],
+        vec![("prep_midwife", "midwife")],
+    ));
+    contract.add_table(table(
+        "ticket",
+        vec![
+            col("id", "INTEGER", true),
+            col("date_ticket_filed", "DATE", false),
+            col("state", "TEXT", false),
+            col("kind", "TEXT", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "staff",
+        vec![
+            col("id", "INTEGER", true),
+            col("full_name", "TEXT", false),
+            col("grade", "TEXT", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "lesson",
+        vec![col("id", "INTEGER", true), col("tutor", "INTEGER", false)],
+        vec![("tutor", "staff")],
+    ));
+    let mut snapshot = SchemaSnapshot {
+        contract,
+        metadata: None,
+    };
+    describe(
+        &mut snapshot,
+        "staff",
+        "grade",
+        samples(&["Tutor", "Professor"]),
+    );
+    describe(
+        &mut snapshot,
+        "midwife",
+        "role",
+        samples(&["Midwife", "Surgeon"]),
+    );
+    describe(
+        &mut snapshot,
+        "ticket",
+        "state",
+        samples(&["Filed", "Closed"]),
+    );
+    describe(
+        &mut snapshot,
+        "ticket",
+        "kind",
+        samples(&["urgent", "routine"]),
+    );
+    snapshot
+}
+
+#[test]
+fn a_common_noun_that_names_a_table_or_another_column_is_that_name_not_a_value() {
+    let c = clinic();
+    // "midwife" names the table, not the role 'Midwife' of its rows.
+    check_placed(
+        &c,
+        "What is the name of the midwife who prepared the most visits?",
+        "SELECT m.full_name AS full_name, COUNT(*) AS visit_count FROM visit AS v INNER JOIN midwife AS m ON v.prep_midwife = m.id GROUP BY m.full_name ORDER BY visit_count DESC LIMIT 1",
+    );
+    // "filed" names `date_ticket_filed`, not the state 'Filed'.
+    check_placed(
+        &c,
+        "What are the ids of the tickets filed before 2020-01-01?",
+        "SELECT t.id AS id, t.date_ticket_filed AS date_ticket_filed FROM ticket AS t WHERE t.date_ticket_filed < '2020-01-01' LIMIT 10000",
+    );
+    // "tutor" names `lesson.tutor`, which refers to the staff graded 'Tutor'.
+    assert_eq!(
+        links("Which tutor gives the most lessons?", &c),
+        ["lesson.tutor", "lesson"]
+    );
+    // A word that names no other part of the schema stays the value of its column.
+    check_placed(
+        &c,
+        "How many urgent tickets are there?",
+        "SELECT COUNT(*) AS ticket_count FROM ticket AS t WHERE t.kind = 'urgent' LIMIT 10000",
+    );
 }

@@ -393,6 +393,33 @@ pub(crate) fn is_relating_verb(word: &str) -> bool {
     (word.len() > 4 && word.ends_with("ed")) || RELATING_VERBS.contains(&word)
 }
 
+/// Words that put a date after a verb ("made before 2000", "produced in 2008").
+const DATE_PREPOSITIONS: &[&str] = &["in", "before", "after", "since", "during", "between"];
+
+/// The year or ISO date that dates the word at `i`: a date preposition right after it,
+/// then within four words ("in the year of 2010" allowed) a year or a date ("reported
+/// before 1978-06-26", "produced in 2008").
+pub(crate) fn dated_after(tokens: &[Token], i: usize) -> Option<&Token> {
+    if !tokens
+        .get(i + 1)
+        .is_some_and(|t| t.is_any(DATE_PREPOSITIONS))
+    {
+        return None;
+    }
+    tokens
+        .iter()
+        .skip(i + 2)
+        .take(4)
+        .take_while(|t| t.kind != TokenKind::Word || t.is_any(&["the", "year", "of"]))
+        .find(|t| match t.kind {
+            TokenKind::Number => t
+                .number()
+                .is_some_and(|y| y.fract() == 0.0 && (1000.0..3000.0).contains(&y)),
+            TokenKind::Date => true,
+            _ => false,
+        })
+}
+
 /// True for a grammar word that never links to the schema.
 pub(crate) fn is_function_word(word: &str) -> bool {
     FUNCTION_WORDS.contains(&word)

@@ -116,7 +116,24 @@ pub(crate) fn cover(
             }
             _ => false,
         };
-        if placed && let Some(other) = &m.guess {
+        let summed = if placed {
+            cues::counted_or_summed(m, tokens, analysis, index, plan, &used)
+        } else {
+            None
+        };
+        if let Some(c) = summed {
+            // Rows counted, or a count column added up: refused, naming both.
+            let column = &index.columns[c];
+            suggestions.push(format!(
+                "'{text}' reads as a count of the rows of table {} or as the total of {}.{}; \
+                 say 'the number of rows' or 'the total {}'",
+                index.tables[m.target.table(index)].name,
+                index.tables[column.table].name,
+                column.name,
+                column.name
+            ));
+            unplaced.push((m.start, text));
+        } else if placed && let Some(other) = &m.guess {
             // Two readings nothing tells apart: refused, naming both.
             let second = Mention {
                 target: other.clone(),

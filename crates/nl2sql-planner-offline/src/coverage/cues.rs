@@ -2,7 +2,7 @@
 //! grouping or distinct that the built plan has no counterpart for.
 
 use crate::analyze::Analysis;
-use crate::link::{SchemaIndex, Target};
+use crate::link::{Mention, SchemaIndex, Target};
 use crate::text::Token;
 use nl2sql_plan::{Expr, ExprKind, PlanModel};
 use std::collections::BTreeSet;
@@ -425,5 +425,48 @@ fn dates_asked(
             return None;
         };
         (!ok).then(|| (i, i + 1, what.to_owned()))
+    })
+}
+
+/// Words that, before the counted noun, name a column holding a count of it
+/// (`no_of_customers`, `num_of_staff`, `total_degrees`).
+const COUNT_PREFIXES: &[&str] = &["no", "num", "number", "of", "total", "tot"];
+
+/// "how many degrees were conferred" over a table `degrees` whose rows carry a number
+/// `Degrees`, "the number of customers in the banks" over `bank.no_of_customers`: the
+/// counted noun at `m` (a table the plan counts rows of) also names a number column of a
+/// table the plan reads, so the question may ask for the rows counted or for that column
+/// added up. The column, or `None` when nothing else reads the noun.
+pub(super) fn counted_or_summed(
+    m: &Mention,
+    tokens: &[Token],
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    plan: &PlanModel,
+    used: &Used,
+) -> Option<usize> {
+    use crate::intent::Agg;
+    let Target::Table(_) = m.target else {
+        return None;
+    };
+    let functions = plan_functions(plan);
+    if m.end != m.start + 1 || !functions.contains("COUNT") || functions.contains("SUM") {
+        return None;
+    }
+    let counted = analysis
+        .cues
+        .aggs
+        .iter()
+        .any(|c| c.agg == Agg::Count && c.end <= m.start && m.start - c.end <= 1);
+    if !counted {
+        return None;
+    }
+    let stem = &tokens[m.start].stem;
+    index.columns.iter().enumerate().find_map(|(c, col)| {
+        let named = col.plain.last() == Some(stem)
+            && col.plain[..col.plain.len() - 1]
+                .iter()
+                .all(|w| COUNT_PREFIXES.contains(&w.as_str()));
+        (named && col.is_measure() && used.reads_table(index, col.table)).then_some(c)
     })
 }

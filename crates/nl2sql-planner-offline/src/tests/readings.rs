@@ -5,9 +5,9 @@
 //! `inspector`), phrasal verbs ("turned out"), "at least some", values listed in a
 //! description with lower-case words, and place names missing from the samples.
 
-use nl2sql_state::{SchemaContract, SchemaSnapshot};
+use nl2sql_state::{ErrorCode, SchemaContract, SchemaSnapshot};
 
-use super::rules::{check, describe, described};
+use super::rules::{check, check_placed, describe, described, strict_over};
 use super::{col, samples, table};
 
 /// A bakery: ovens in shops, crews at ovens, batches baked by crews, breads, refunds.
@@ -230,5 +230,76 @@ fn a_name_completed_by_a_later_word_is_the_longer_name() {
         &bakery(),
         "What is the total quantity of dough burnt?",
         "SELECT SUM(b.quantity_burnt) AS total_quantity_burnt FROM batches AS b LIMIT 10000",
+    );
+}
+
+/// A licensing board: offices (each with a count of its clerks), the clerks, and per
+/// office and year a row with the number of licences issued.
+fn board() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("board", "sqlite");
+    contract.add_table(table(
+        "offices",
+        vec![
+            col("id", "INTEGER", true),
+            col("name", "TEXT", false),
+            col("no_of_clerks", "INTEGER", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "clerks",
+        vec![
+            col("id", "INTEGER", true),
+            col("name", "TEXT", false),
+            col("office_id", "INTEGER", false),
+        ],
+        vec![("office_id", "offices")],
+    ));
+    contract.add_table(table(
+        "licences",
+        vec![
+            col("id", "INTEGER", true),
+            col("office_id", "INTEGER", false),
+            col("year", "INTEGER", false),
+            col("licences", "INTEGER", false),
+        ],
+        vec![("office_id", "offices")],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn a_counted_noun_that_also_names_a_count_column_is_refused_naming_both() {
+    let b = board();
+    for (question, word, sum) in [
+        (
+            "How many licences were there in 2010?",
+            "licences",
+            "licences.licences",
+        ),
+        (
+            "What is the number of clerks in the office named 'Leeds'?",
+            "clerks",
+            "offices.no_of_clerks",
+        ),
+    ] {
+        let e = strict_over(&b, question).expect_err(question);
+        assert_eq!(e.code, ErrorCode::AmbiguousQuestion, "{question}");
+        assert!(
+            e.message.contains(&format!(
+                "'{word}' reads as a count of the rows of table {word} or as the total of {sum}"
+            )),
+            "{question}: {}",
+            e.message
+        );
+    }
+    // Where the plan reads no table with such a column, the rows are counted.
+    check_placed(
+        &b,
+        "How many clerks are there?",
+        "SELECT COUNT(*) AS clerk_count FROM clerks AS c LIMIT 10000",
     );
 }

@@ -232,6 +232,14 @@ fn word_in_names(s: &str, plain: &str, index: &SchemaIndex) -> Candidates {
             && !(col.is_key && col.stems.len() > 1)
         {
             cands.push((Target::Column(c), 7));
+        } else if col.is_pk
+            && col.class == super::schema::TypeClass::Text
+            && col.plain.last().is_some_and(|w| w == plain)
+            && ["code", "number", "no"].contains(&plain)
+        {
+            // "the codes of the courses" over `COURSE.CRS_CODE` (its key) and
+            // `COURSE.DEPT_CODE`: the key that a code word heads is a reading too.
+            cands.push((Target::Column(c), 7));
         } else if col.synonyms.iter().any(|syn| syn.iter().any(|x| x == s)) {
             cands.push((Target::Column(c), 6));
         }

@@ -83,3 +83,42 @@ fn an_integer_named_by_an_agent_noun_is_who_not_how_much() {
         "SELECT SUM(s.Age) AS total_age FROM Student AS s LIMIT 10000",
     );
 }
+
+/// Modules keyed by a text code (`mod_code`), each in a faculty it refers to by the
+/// faculty's code (`fac_code`).
+fn modules() -> nl2sql_state::SchemaSnapshot {
+    let faculty = table(
+        "faculty",
+        vec![
+            col("fac_code", "TEXT", true),
+            col("fac_name", "TEXT", false),
+        ],
+        vec![],
+    );
+    let mut module = table(
+        "module",
+        vec![
+            col("mod_code", "TEXT", true),
+            col("fac_code", "TEXT", false),
+            col("title", "TEXT", false),
+        ],
+        vec![("fac_code", "faculty")],
+    );
+    module.foreign_keys[0].referred_columns = vec!["fac_code".into()];
+    snapshot_of("modules", vec![faculty, module])
+}
+
+#[test]
+fn a_code_word_reads_the_tables_own_code_key_too() {
+    // "the codes of the modules" may be each module's own code (its key) as much as the
+    // faculty code a module refers to: named both, not answered with the faculty code.
+    let e = super::rules::strict_over(&modules(), "What are the codes of all the modules?")
+        .expect_err("refused");
+    assert!(
+        e.message.contains(
+            "'codes' reads as column module.fac_code or as column module.mod_code equally"
+        ),
+        "{}",
+        e.message
+    );
+}

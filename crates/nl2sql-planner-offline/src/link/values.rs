@@ -121,19 +121,17 @@ pub(super) fn values_exact(
             // `date_problem_reported` and a status 'Reported'). ("How many invoices were
             // sent?" over `sent_from` and a status 'Sent' stays the status; "good
             // customers" over `good_or_bad_customer` holding 'good' stays the value.)
+            let noun = n == 1 && common_noun(&span[0], i);
+            let names_table = noun && index.tables.iter().any(|x| x.stems.contains(&span[0].stem));
+            let dated = noun && dated_after(tokens, i).is_some();
             let named_elsewhere = |c: usize| {
-                let other_column = |refers: bool| {
-                    index.columns.iter().enumerate().any(|(k, x)| {
-                        k != c
-                            && x.stems.contains(&span[0].stem)
-                            && (!refers || index.column_refers_to(k, index.columns[c].table))
-                    })
-                };
-                n == 1
-                    && common_noun(&span[0], i)
-                    && (index.tables.iter().any(|x| x.stems.contains(&span[0].stem))
-                        || other_column(true)
-                        || (dated_after(tokens, i).is_some() && other_column(false)))
+                names_table
+                    || (noun
+                        && index.columns.iter().enumerate().any(|(k, x)| {
+                            k != c
+                                && x.stems.contains(&span[0].stem)
+                                && (dated || index.column_refers_to(k, index.columns[c].table))
+                        }))
             };
             let words: Vec<&str> = if n == 1 && span[0].kind == TokenKind::Quoted {
                 Vec::new()

@@ -79,11 +79,7 @@ fn related_tables(site: Site<'_>, i: usize) -> Option<(usize, usize)> {
     if site.used.tables.len() < 2 || site.tokens.get(i + 1).is_some_and(|t| t.is("by")) {
         return None;
     }
-    let in_plan = |t: usize| {
-        site.used
-            .tables
-            .contains(&site.index.tables[t].name.to_lowercase())
-    };
+    let in_plan = |t: usize| site.used.reads_table(site.index, t);
     let before = nearest_before(&site.analysis.mentions, i, REACH)?
         .1
         .target
@@ -109,7 +105,7 @@ fn relates_before_it(site: Site<'_>, i: usize) -> Option<usize> {
         Some(t) if t.is_any(TRAILING) => i + 1,
         _ => i,
     };
-    // The clause ends: no word after, or a mark between (the site.tokens skip punctuation).
+    // The clause ends: no word after, or a mark between (tokens skip punctuation).
     let ends = site
         .tokens
         .get(last + 1)

@@ -122,7 +122,7 @@ pub(super) fn values_exact(
             // sent?" over `sent_from` and a status 'Sent' stays the status; "good
             // customers" over `good_or_bad_customer` holding 'good' stays the value.)
             let noun = n == 1 && common_noun(&span[0], i);
-            let names_table = noun && index.tables.iter().any(|x| x.stems.contains(&span[0].stem));
+            let names_table = noun && names_a_table(&span[0], index);
             let dated = noun && dated_after(tokens, i).is_some();
             let named_elsewhere = |c: usize| {
                 names_table
@@ -231,10 +231,14 @@ fn common_noun(t: &Token, pos: usize) -> bool {
     t.kind == TokenKind::Word && (pos == 0 || !t.raw.chars().next().is_some_and(char::is_uppercase))
 }
 
+/// True when a word is a word of a table name.
+fn names_a_table(t: &Token, index: &SchemaIndex) -> bool {
+    index.tables.iter().any(|x| x.stems.contains(&t.stem))
+}
+
 /// True when a word is a word of a table or column name.
 fn names_schema(t: &Token, index: &SchemaIndex) -> bool {
-    index.tables.iter().any(|x| x.stems.contains(&t.stem))
-        || index.columns.iter().any(|x| x.stems.contains(&t.stem))
+    names_a_table(t, index) || index.columns.iter().any(|x| x.stems.contains(&t.stem))
 }
 
 /// Whether one token alone may be a whole value: quoted, or a content word (a stop word

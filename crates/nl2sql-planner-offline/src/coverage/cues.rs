@@ -2,6 +2,7 @@
 //! grouping or distinct that the built plan has no counterpart for.
 
 use crate::analyze::Analysis;
+use crate::intent::Agg;
 use crate::link::{Mention, SchemaIndex, Target};
 use crate::text::Token;
 use nl2sql_plan::{Expr, ExprKind, PlanModel};
@@ -84,7 +85,6 @@ pub(super) fn missing_cues(
         if inside_mention(cue.start, cue.end) {
             continue;
         }
-        use crate::intent::Agg;
         let (name, ok) = match cue.agg {
             // "how many units", "the total number of minutes": a count of rows, or an
             // amount added up.
@@ -108,13 +108,23 @@ pub(super) fn missing_cues(
             out.push((cue.start, cue.end, name.to_owned()));
         }
     }
+    // A ranking of groups ranks them by what each group holds: "the advisor with the
+    // most students" sorted by the advisor's own name is no ranking of it.
+    let ranks_rows = ranked && (plan.group_by.is_empty() || orders_by_aggregate(plan));
+    // An extreme that an aggregation word asked for ("the max speed") is that word's:
+    // a superlative elsewhere needs an extreme of its own.
+    let extremes_asked = cues
+        .aggs
+        .iter()
+        .filter(|a| matches!(a.agg, Agg::Min | Agg::Max) && !inside_mention(a.start, a.end))
+        .count();
+    let spare_extreme = extreme_calls(plan) > extremes_asked;
     for cue in &cues.supers {
         if inside_mention(cue.start, cue.end) {
             continue;
         }
-        let ok = ranked
-            || functions.contains("MIN")
-            || functions.contains("MAX")
+        let ok = ranks_rows
+            || spare_extreme
             || (analysis.ordering_superlatives.contains(&cue.start) && !plan.order_by.is_empty());
         if !ok {
             out.push((
@@ -249,6 +259,40 @@ pub(super) fn missing_cues(
     out
 }
 
+/// Whether the first sort key of `plan` is an aggregate, written out or named by the
+/// alias of an aggregate output.
+fn orders_by_aggregate(plan: &PlanModel) -> bool {
+    plan.order_by.first().is_some_and(|o| {
+        o.expr.is_aggregate_call()
+            || (o.expr.kind == ExprKind::Column
+                && o.expr.alias.is_none()
+                && plan.select_items.iter().any(|s| {
+                    s.expr.is_aggregate_call() && s.alias.is_some() && s.alias == o.expr.column_name
+                }))
+    })
+}
+
+/// How many MIN and MAX calls `plan` makes.
+fn extreme_calls(plan: &PlanModel) -> usize {
+    let mut n = 0;
+    let mut visit = |e: &Expr| {
+        if e.kind == ExprKind::Func
+            && e.func_name
+                .as_deref()
+                .is_some_and(|f| f.eq_ignore_ascii_case("MIN") || f.eq_ignore_ascii_case("MAX"))
+        {
+            n += 1;
+        }
+    };
+    for item in &plan.select_items {
+        item.expr.walk(&mut visit);
+    }
+    if let Some(h) = &plan.having {
+        h.walk(&mut visit);
+    }
+    n
+}
+
 /// Whether every row `plan` returns is a distinct group: it groups, and each output is
 /// a grouping key or an aggregate ("the different headquarters and the number of
 /// companies at each" lists each headquarters once, as a DISTINCT would).
@@ -268,7 +312,6 @@ fn both_extremes(
     functions: &BTreeSet<String>,
     inside_mention: &dyn Fn(usize, usize) -> bool,
 ) -> Option<(usize, usize, String)> {
-    use crate::intent::Agg;
     let cues = &analysis.cues;
     let mut highest = None;
     let mut lowest = None;
@@ -445,7 +488,6 @@ pub(super) fn counted_or_summed(
     plan: &PlanModel,
     used: &Used,
 ) -> Option<usize> {
-    use crate::intent::Agg;
     let Target::Table(_) = m.target else {
         return None;
     };

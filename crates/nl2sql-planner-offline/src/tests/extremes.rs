@@ -7,7 +7,7 @@
 //! to least" sort descending.
 
 use super::literals::gallery;
-use super::rules::check;
+use super::rules::{check, refused_placing};
 
 #[test]
 fn with_the_maximum_ranks_the_rows() {
@@ -194,4 +194,72 @@ fn a_top_n_before_a_measure_ranks_by_it() {
     // Before a text column it names no key: refused, never ranked by the text.
     let err = super::rules::strict_over(&g, "List the top 3 picture mediums.").unwrap_err();
     assert!(err.message.contains("names no"), "{}", err.message);
+}
+
+/// Storms, the regions they affected, and the students' advisors (by number).
+fn storms() -> nl2sql_state::SchemaSnapshot {
+    use super::{col, snapshot_of, table};
+    let mut affected = table(
+        "affected_region",
+        vec![
+            col("Region_id", "INTEGER", true),
+            col("Storm_ID", "INTEGER", true),
+            col("Number_city_affected", "REAL", false),
+        ],
+        vec![("Region_id", "region"), ("Storm_ID", "storm")],
+    );
+    affected.foreign_keys[0].referred_columns = vec!["Region_id".into()];
+    affected.foreign_keys[1].referred_columns = vec!["Storm_ID".into()];
+    snapshot_of(
+        "storms",
+        vec![
+            table(
+                "storm",
+                vec![
+                    col("Storm_ID", "INTEGER", true),
+                    col("Name", "TEXT", false),
+                    col("Max_speed", "INTEGER", false),
+                    col("Number_Deaths", "INTEGER", false),
+                ],
+                vec![],
+            ),
+            table(
+                "region",
+                vec![
+                    col("Region_id", "INTEGER", true),
+                    col("Region_name", "TEXT", false),
+                ],
+                vec![],
+            ),
+            affected,
+            table(
+                "student",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("last_name", "TEXT", false),
+                    col("advisor", "INTEGER", false),
+                ],
+                vec![],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn a_superlative_is_its_own_ranking_not_another_words_extreme_or_a_groups_name() {
+    let s = storms();
+    // "max" asks for the maximum speed; "the most deaths" needs a ranking of storms of
+    // its own, which that MAX is not.
+    refused_placing(
+        &s,
+        "Give the max speed of the storm with the most deaths.",
+        "most', 'deaths",
+    );
+    // Groups ranked by their own key (the first advisor by number) are no ranking by
+    // how many students each has.
+    refused_placing(
+        &s,
+        "Which advisor has most of students? List advisor and the number of students.",
+        "most",
+    );
 }

@@ -210,6 +210,9 @@ pub(super) fn missing_cues(
             out.push((start, at, format!("an order by {}", index.columns[c].name)));
         }
     }
+    out.extend(aggregation_words_unread(
+        tokens, analysis, &functions, covered,
+    ));
     out.extend(dates_unbounded(tokens, analysis, used, &inside_mention));
     out.extend(comparisons_unread(tokens, analysis, &inside_mention));
     out.extend(directions_unplaced(tokens, plan));
@@ -342,6 +345,39 @@ fn both_extremes(
     } else {
         None
     }
+}
+
+/// A word that names an aggregate after a determiner or a conjunction ("the number and
+/// average age of students") but that no cue read and no name holds, where the plan computes no such aggregate: the question
+/// asks for a figure the answer would lack.
+fn aggregation_words_unread(
+    tokens: &[Token],
+    analysis: &Analysis,
+    functions: &BTreeSet<String>,
+    covered: &[bool],
+) -> Vec<(usize, usize, String)> {
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let read = covered.get(i).copied().unwrap_or(false)
+            || analysis.cues.used.get(i).copied().unwrap_or(false);
+        // After a noun it is part of a name ("phone number", "flight number"); only a
+        // determiner or a conjunction before it makes it a figure of its own.
+        let own = i == 0 || tokens[i - 1].is_any(&["the", "a", "and", "their", "its", ","]);
+        if read || !own {
+            continue;
+        }
+        let (what, computed) = match t.lower.as_str() {
+            "number" | "count" => ("a count", functions.contains("COUNT")),
+            "average" | "avg" | "mean" => ("an average", functions.contains("AVG")),
+            "minimum" | "min" => ("a minimum", functions.contains("MIN")),
+            "maximum" | "max" => ("a maximum", functions.contains("MAX")),
+            _ => continue,
+        };
+        if !computed {
+            out.push((i, i + 1, what.to_owned()));
+        }
+    }
+    out
 }
 
 /// A date phrase must bound a date of the plan: "in August" with no date filter is a

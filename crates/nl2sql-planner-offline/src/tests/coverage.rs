@@ -83,6 +83,28 @@ fn a_number_or_a_count_the_plan_does_not_use_is_refused() {
 }
 
 #[test]
+fn an_aggregate_word_no_cue_read_is_refused_unless_part_of_a_name() {
+    // "the number and average …": the average alone would drop the count.
+    let question = "Show the number and average capacity index of factories in each location.";
+    let e = strict(question).unwrap_err();
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    assert_eq!(unplaced(&e), vec!["number".to_owned()]);
+    assert!(
+        e.message
+            .contains("'number' asks for a count, which the plan does not have"),
+        "{}",
+        e.message
+    );
+    // After a noun the word is part of a name ("serial number"), not a figure.
+    let plan = strict("List the serial number of every machine.").unwrap();
+    assert!(
+        plan.select_items
+            .iter()
+            .all(|s| !s.expr.is_aggregate_call())
+    );
+}
+
+#[test]
 fn a_number_word_no_condition_reads_is_refused() {
     // "that have two machines" is a count per factory the plan would drop: refused by
     // name, not answered with every factory.

@@ -280,6 +280,10 @@ fn aggregation(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
 fn direction(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     let (desc, mut len) = direction_words(s.tokens, i)?;
     c.order_desc = Some(desc);
+    // "highest revenue first": the noun may name the key.
+    if len == 3 && s.w(i + 2) == "first" && superlative_word(s.w(i)).is_some() {
+        c.order_noun = Some(i + 1);
+    }
     // "in descending order of age", "ordered descending by age", "in ascending order by
     // name": the key follows.
     if (s.w(i + len - 1) == "order" && matches!(s.w(i + len), "of" | "by")) || s.w(i + len) == "by"
@@ -628,10 +632,12 @@ pub(crate) fn direction_words(tokens: &[Token], i: usize) -> Option<(bool, usize
         ("most", "recent") if w(2) == "first" => Some((true, 3)),
         // "biggest producer first", "newest machine first": a superlative, one noun and
         // `first` only order.
+        // ("the most popular first name": "first" begins a name, not an order.)
         (s, n)
             if w(2) == "first"
                 && !n.is_empty()
                 && n.chars().all(char::is_alphabetic)
+                && (w(3).is_empty() || is_function_word(w(3)))
                 && superlative_word(s).is_some() =>
         {
             superlative_word(s).map(|d| (d, 3))

@@ -916,6 +916,15 @@ impl Builder<'_> {
         }
     }
 
+    /// The column of the listed rows (the base table) whose whole name is the one word at
+    /// `k` ("revenue" → `Revenue`).
+    fn column_named_by(&self, k: usize) -> Option<usize> {
+        let stem = &self.tokens.get(k)?.stem;
+        self.index.columns.iter().position(|col| {
+            col.table == self.a.base && !col.is_key && col.stems.len() == 1 && col.stems[0] == *stem
+        })
+    }
+
     /// `sorted by X`, direction words and a default order for grouped results.
     pub(super) fn ordering(&mut self) {
         let key = self.cues.order_key;
@@ -978,7 +987,17 @@ impl Builder<'_> {
                 }
             }
         } else if let Some(desc) = self.cues.order_desc {
-            if let Some(first) = self.a.order.first_mut() {
+            let noun_key = self.cues.order_noun.and_then(|k| self.column_named_by(k));
+            if let Some(c) = noun_key
+                && (self.a.measures.is_empty() || self.a.group_by.contains(&c))
+            {
+                let o = Output::Column(c);
+                if self.a.measures.is_empty() && !self.a.outputs.contains(&o) {
+                    self.a.outputs.push(o);
+                }
+                self.a.order.retain(|(x, _)| *x != o);
+                self.a.order.insert(0, (o, desc));
+            } else if let Some(first) = self.a.order.first_mut() {
                 first.1 = desc;
             } else if let Some(o) = self
                 .a

@@ -116,6 +116,9 @@ pub(crate) struct Cues {
     pub(crate) order_key: Option<usize>,
     /// Direction words (`descending`, `highest first`…).
     pub(crate) order_desc: Option<bool>,
+    /// The noun of a superlative-noun-`first` direction ("highest revenue first"), which
+    /// names the sort key when it is a column of the rows listed.
+    pub(crate) order_noun: Option<usize>,
     /// `distinct`, `unique`, `different`.
     pub(crate) distinct: bool,
     /// The question starts with `which`/`what`/`who`/`list`/`show`.

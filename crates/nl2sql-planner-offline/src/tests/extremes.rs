@@ -7,7 +7,7 @@
 //! to least" sort descending.
 
 use super::literals::gallery;
-use super::rules::{check, refused_placing};
+use super::rules::{check, check_placed, refused_placing};
 
 #[test]
 fn with_the_maximum_ranks_the_rows() {
@@ -261,5 +261,51 @@ fn a_superlative_is_its_own_ranking_not_another_words_extreme_or_a_groups_name()
         &s,
         "Which advisor has most of students? List advisor and the number of students.",
         "most",
+    );
+}
+
+/// Manufacturers with a revenue, and actors with first names.
+fn makers() -> nl2sql_state::SchemaSnapshot {
+    use super::{col, snapshot_of, table};
+    snapshot_of(
+        "makers",
+        vec![
+            table(
+                "manufacturers",
+                vec![
+                    col("code", "INTEGER", true),
+                    col("name", "TEXT", false),
+                    col("headquarter", "TEXT", false),
+                    col("revenue", "REAL", false),
+                ],
+                vec![],
+            ),
+            table(
+                "actor",
+                vec![
+                    col("actor_id", "INTEGER", true),
+                    col("first_name", "TEXT", false),
+                    col("last_name", "TEXT", false),
+                ],
+                vec![],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn a_superlative_noun_first_sorts_by_that_noun_when_it_is_a_column() {
+    let m = makers();
+    // "highest revenue first": by the revenue, not by the first thing listed.
+    check(
+        &m,
+        "Find all manufacturers' names and their headquarters, sorted by the ones with highest revenue first.",
+        "SELECT m.name AS manufacturer, m.headquarter AS headquarter, m.revenue AS revenue FROM manufacturers AS m ORDER BY m.revenue DESC LIMIT 10000",
+    );
+    // "the most popular first name": "first" starts a name here, it orders nothing.
+    check_placed(
+        &m,
+        "What is the most popular first name of the actors?",
+        "SELECT a.first_name AS first_name, COUNT(*) AS actor_count FROM actor AS a GROUP BY a.first_name ORDER BY actor_count DESC LIMIT 1",
     );
 }

@@ -72,6 +72,7 @@ pub(crate) fn cover(
     plan: &PlanModel,
 ) -> Coverage {
     let used = Used::of(plan);
+    let aggregates = plan.select_items.iter().any(|s| s.expr.is_aggregate_call());
     let mut spans: Vec<(usize, InterpretedSpan)> = Vec::new();
     let mut unplaced: Vec<(usize, String)> = Vec::new();
     let mut suggestions = Vec::new();
@@ -102,11 +103,19 @@ pub(crate) fn cover(
         // gymnasts", gymnasts referring to people): then it says which. Rows that belong
         // to no row of it ("countries of all the swimmers" read from stadiums) are not
         // its rows at all.
+        // Listed rows "of all the clubs" ("the names and players of all the clubs") are
+        // the clubs' own: only a figure computed over the rows ("the average age of all
+        // gymnasts") is quantified by "of all".
+        let owner_of_listed = !aggregates
+            && tokens[m.start.saturating_sub(4)..m.start]
+                .iter()
+                .any(|t| t.is("of"));
         let quantified = match m.target {
             Target::Table(t) => {
-                tokens[m.start.saturating_sub(3)..m.start]
-                    .iter()
-                    .any(|t| t.is_any(&["all", "every", "across"]))
+                !owner_of_listed
+                    && tokens[m.start.saturating_sub(3)..m.start]
+                        .iter()
+                        .any(|t| t.is_any(&["all", "every", "across"]))
                     && !index
                         .foreign_keys
                         .iter()

@@ -7,7 +7,7 @@
 use nl2sql_state::SchemaSnapshot;
 
 use super::literals::gallery;
-use super::rules::{check, refused_placing};
+use super::rules::{check, check_placed, refused_placing};
 use super::{col, snapshot_of, table};
 
 #[test]
@@ -110,6 +110,47 @@ fn all_of_a_table_whose_rows_refer_to_the_rows_read_restricts_them() {
         &athletes(),
         "What is the average age of all gymnasts?",
         "gymnasts",
+    );
+}
+
+/// Clubs and their players.
+fn clubs() -> SchemaSnapshot {
+    snapshot_of(
+        "clubs",
+        vec![
+            table(
+                "club",
+                vec![col("id", "INTEGER", true), col("name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "player",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("name", "TEXT", false),
+                    col("points", "INTEGER", false),
+                    col("club_id", "INTEGER", false),
+                ],
+                vec![("club_id", "club")],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn rows_listed_of_all_of_a_table_are_that_tables_own() {
+    // "the names and players of all the clubs" lists clubs; players' names alone are not
+    // an answer, and "all the clubs" is no quantifier here.
+    refused_placing(
+        &clubs(),
+        "What are the names and players of all the clubs?",
+        "clubs",
+    );
+    // A figure computed over players of all the clubs is over every player.
+    check_placed(
+        &clubs(),
+        "What is the total points of the players of all the clubs?",
+        "SELECT SUM(p.points) AS total_points FROM player AS p LIMIT 10000",
     );
 }
 

@@ -77,8 +77,27 @@ pub(crate) fn cover(
     let mut unplaced: Vec<(usize, String)> = Vec::new();
     let mut suggestions = Vec::new();
     let mut covered = vec![false; tokens.len()];
+    let compounds = compound_halves(tokens, analysis, index);
     for (k, m) in analysis.mentions.iter().enumerate() {
         covered[m.start..m.end].iter_mut().for_each(|c| *c = true);
+        if let Some(first) = compounds
+            .iter()
+            .find(|(_, second)| *second == k)
+            .map(|(f, _)| *f)
+        {
+            let a = &analysis.mentions[first];
+            let whole = span_text(tokens, a.start, m.end);
+            suggestions.push(format!(
+                "'{whole}' reads as one thing, but '{}' is {} and '{}' {} of another table; \
+                 name the column you mean",
+                span_text(tokens, a.start, a.end),
+                element_of(a, index, &used).0,
+                span_text(tokens, m.start, m.end),
+                element_of(m, index, &used).0,
+            ));
+            unplaced.push((m.start, span_text(tokens, m.start, m.end)));
+            continue;
+        }
         let text = span_text(tokens, m.start, m.end);
         let (element, placed) = if analysis.rows_named.contains(&k) {
             let table = m.target.table(index);
@@ -366,6 +385,44 @@ pub(crate) fn cover(
         unplaced,
         suggestions,
     }
+}
+
+/// Two column mentions written as one compound noun ("the home team name", "the opening
+/// year", "the hometown address": nothing between them) that read columns of two
+/// different tables, the second's table named by nothing else: the compound names one
+/// thing, so the second word read as another table's column (joined for it) is a guess.
+/// `(first, second)` mention indexes.
+fn compound_halves(
+    tokens: &[Token],
+    analysis: &Analysis,
+    index: &SchemaIndex,
+) -> Vec<(usize, usize)> {
+    let mentions = &analysis.mentions;
+    let mut out = Vec::new();
+    for (k, pair) in mentions.windows(2).enumerate() {
+        let (a, b) = (&pair[0], &pair[1]);
+        let (Target::Column(ca), Target::Column(cb)) = (&a.target, &b.target) else {
+            continue;
+        };
+        let (ta, tb) = (index.columns[*ca].table, index.columns[*cb].table);
+        let named_elsewhere = mentions
+            .iter()
+            .enumerate()
+            .any(|(j, m)| j != k + 1 && m.target.table(index) == tb);
+        // One space between: "names, color descriptions" lists two things.
+        let touching = a.end == b.start && tokens[b.start].pos.0 == tokens[a.end - 1].pos.1 + 1;
+        // "the winning aircraft name", "the customer address city", "the color
+        // description" of a `color_code`: the first word names the second's table, or the
+        // first column refers to it; the compound is that row's column.
+        let leads_there = index.column_refers_to(*ca, tb)
+            || tokens[a.start..a.end]
+                .iter()
+                .any(|t| index.tables[tb].stems.contains(&t.stem));
+        if touching && ta != tb && !named_elsewhere && !leads_there {
+            out.push((k, k + 1));
+        }
+    }
+    out
 }
 
 impl Coverage {

@@ -303,3 +303,63 @@ fn a_counted_noun_that_also_names_a_count_column_is_refused_naming_both() {
         "SELECT COUNT(*) AS clerk_count FROM clerks AS c LIMIT 10000",
     );
 }
+
+/// Games in stadiums, and matches won by aircraft.
+fn fixtures() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("fixtures", "sqlite");
+    contract.add_table(table(
+        "stadium",
+        vec![col("id", "INTEGER", true), col("name", "TEXT", false)],
+        vec![],
+    ));
+    contract.add_table(table(
+        "game",
+        vec![
+            col("id", "INTEGER", true),
+            col("stadium_id", "INTEGER", false),
+            col("Date", "TEXT", false),
+            col("Home_team", "TEXT", false),
+        ],
+        vec![("stadium_id", "stadium")],
+    ));
+    contract.add_table(table(
+        "aircraft",
+        vec![col("id", "INTEGER", true), col("Aircraft", "TEXT", false)],
+        vec![],
+    ));
+    contract.add_table(table(
+        "contest",
+        vec![
+            col("id", "INTEGER", true),
+            col("Location", "TEXT", false),
+            col("Winning_Aircraft", "INTEGER", false),
+        ],
+        vec![("Winning_Aircraft", "aircraft")],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn a_compound_noun_is_one_thing_not_two_tables_columns() {
+    let f = fixtures();
+    // "the home team name" is the home team; "name" read as the stadium's name would
+    // join stadiums for a word.
+    let question = "List the dates of games by the home team name in descending order.";
+    let e = strict_over(&f, question).expect_err(question);
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    assert!(
+        e.message.contains("could not place 'name'")
+            && e.message.contains("'home team name' reads as one thing"),
+        "{}",
+        e.message
+    );
+    // The first word names the second's table ("aircraft"): that row's name.
+    check_placed(
+        &f,
+        "Please list the location and the winning aircraft name.",
+        "SELECT c.Location AS location, c.Winning_Aircraft AS winning_aircraft, a.Aircraft AS aircraft FROM contest AS c INNER JOIN aircraft AS a ON c.Winning_Aircraft = a.id LIMIT 10000",
+    );
+}

@@ -144,6 +144,16 @@ pub(crate) fn cover(
             }
             _ => false,
         };
+        let agent = agent_noun_read_as_act(m, tokens, index);
+        if let Some(table_word) = agent {
+            suggestions.push(format!(
+                "'{text}' reads as table {} ({table_word}s, who do it), not as the {text} \
+                 themselves; say '{table_word}s' if you mean them",
+                index.tables[m.target.table(index)].name
+            ));
+            unplaced.push((m.start, text));
+            continue;
+        }
         let summed = if placed {
             cues::counted_or_summed(m, tokens, analysis, index, plan, &used)
         } else {
@@ -385,6 +395,28 @@ pub(crate) fn cover(
         unplaced,
         suggestions,
     }
+}
+
+/// A plural noun linked to a table named by its agent noun only through the stemmer
+/// ("reviews" to `Reviewer`, "plays" to `Players`): the acts are not the people who do
+/// them, so "how many reviews" must not count reviewers. The table's word, when so.
+fn agent_noun_read_as_act(m: &Mention, tokens: &[Token], index: &SchemaIndex) -> Option<String> {
+    let Target::Table(t) = m.target else {
+        return None;
+    };
+    if m.end != m.start + 1 {
+        return None;
+    }
+    let token = &tokens[m.start];
+    let word = &token.lower;
+    // The table's word the token met.
+    let table_word = crate::text::split_ident(&index.tables[t].name)
+        .into_iter()
+        .map(|w| w.to_lowercase())
+        .find(|w| crate::text::stem(w) == crate::text::stem(word))?;
+    let agent = table_word.strip_suffix('s').unwrap_or(&table_word);
+    (agent.len() >= 5 && agent.ends_with("er") && word.ends_with('s') && !word.starts_with(agent))
+        .then(|| agent.to_owned())
 }
 
 /// Two column mentions written as one compound noun ("the home team name", "the opening

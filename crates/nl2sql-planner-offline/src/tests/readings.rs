@@ -363,3 +363,59 @@ fn a_compound_noun_is_one_thing_not_two_tables_columns() {
         "SELECT c.Location AS location, c.Winning_Aircraft AS winning_aircraft, a.Aircraft AS aircraft FROM contest AS c INNER JOIN aircraft AS a ON c.Winning_Aircraft = a.id LIMIT 10000",
     );
 }
+
+/// Reviewers rate movies.
+fn ratings() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("ratings", "sqlite");
+    contract.add_table(table(
+        "Reviewer",
+        vec![col("id", "INTEGER", true), col("name", "TEXT", false)],
+        vec![],
+    ));
+    contract.add_table(table(
+        "Movie",
+        vec![
+            col("id", "INTEGER", true),
+            col("title", "TEXT", false),
+            col("director", "TEXT", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "Rating",
+        vec![
+            col("id", "INTEGER", true),
+            col("reviewer_id", "INTEGER", false),
+            col("movie_id", "INTEGER", false),
+            col("stars", "INTEGER", false),
+        ],
+        vec![("reviewer_id", "Reviewer"), ("movie_id", "Movie")],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn acts_are_not_the_agents_who_do_them() {
+    let r = ratings();
+    // "reviews" meets `Reviewer` only through the stemmer: counting reviewers would
+    // answer another question.
+    let question = "For each director, how many reviews have they received?";
+    let e = strict_over(&r, question).expect_err(question);
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    assert!(
+        e.message.contains("could not place 'reviews'")
+            && e.message
+                .contains("'reviews' reads as table Reviewer (reviewers"),
+        "{}",
+        e.message
+    );
+    // The agents named as such are counted.
+    check_placed(
+        &r,
+        "How many reviewers are there?",
+        "SELECT COUNT(*) AS reviewer_count FROM Reviewer AS r LIMIT 10000",
+    );
+}

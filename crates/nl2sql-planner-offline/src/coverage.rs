@@ -363,6 +363,16 @@ pub(crate) fn cover(
         ));
         unplaced.push((i, tokens[i].raw.clone()));
     }
+    if let Some(((a, b, via), at)) = paired_through_unnamed(tokens, analysis, index, plan, &spans) {
+        let m = &analysis.mentions[at];
+        let text = span_text(tokens, m.start, m.end);
+        suggestions.push(format!(
+            "nothing in the question pairs {a} with {b}: the plan pairs them through {via}, \
+             which no word names; say how they are related, or ask for each list separately"
+        ));
+        spans.retain(|(i, _)| *i != m.start);
+        unplaced.push((m.start, text));
+    }
     spans.sort_by_key(|(i, _)| *i);
     // Adjacent words of one operation read as one span ("How many", "for each").
     let mut merged: Vec<(usize, InterpretedSpan)> = Vec::with_capacity(spans.len());
@@ -417,6 +427,55 @@ fn agent_noun_read_as_act(m: &Mention, tokens: &[Token], index: &SchemaIndex) ->
     let agent = table_word.strip_suffix('s').unwrap_or(&table_word);
     (agent.len() >= 5 && agent.ends_with("er") && word.ends_with('s') && !word.starts_with(agent))
         .then(|| agent.to_owned())
+}
+
+/// A list of two tables' columns ("all reviewer names and movie names") that the plan
+/// pairs through a third table no word names and no verb relates, with no condition or
+/// figure: the question never said which reviewer goes with which movie. The two tables
+/// and the one between, and the first mention of the second table, when so.
+fn paired_through_unnamed(
+    tokens: &[Token],
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    plan: &PlanModel,
+    spans: &[(usize, InterpretedSpan)],
+) -> Option<((String, String, String), usize)> {
+    if plan.tables.len() < 3
+        || plan.where_.is_some()
+        || plan.having.is_some()
+        || plan.select_items.iter().any(|s| s.expr.is_aggregate_call())
+        || spans.iter().any(|(_, s)| s.element.starts_with("the join of"))
+        // "the names of players and of their coaches", "the markets they are on", "for
+        // each train": a word that refers back pairs them.
+        || tokens.iter().any(|t| {
+            t.is_any(&["their", "its", "they", "them", "each", "whose", "his", "her", "per"])
+        })
+    {
+        return None;
+    }
+    let named: Vec<&str> = analysis
+        .mentions
+        .iter()
+        .map(|m| index.tables[m.target.table(index)].name.as_str())
+        .collect();
+    let unnamed = plan
+        .tables
+        .iter()
+        .find(|t| !named.iter().any(|n| n.eq_ignore_ascii_case(&t.name)))?;
+    let mut outputs = plan.select_items.iter().filter_map(|s| {
+        let alias = s.expr.alias.as_deref()?;
+        plan.tables
+            .iter()
+            .find(|t| t.alias == alias)
+            .map(|t| t.name.clone())
+    });
+    let first = outputs.next()?;
+    let second = outputs.find(|t| *t != first)?;
+    let at = analysis
+        .mentions
+        .iter()
+        .position(|m| index.tables[m.target.table(index)].name == second)?;
+    Some(((first, second, unnamed.name.clone()), at))
 }
 
 /// Two column mentions written as one compound noun ("the home team name", "the opening

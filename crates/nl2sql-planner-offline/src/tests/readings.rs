@@ -419,3 +419,26 @@ fn acts_are_not_the_agents_who_do_them() {
         "SELECT COUNT(*) AS reviewer_count FROM Reviewer AS r LIMIT 10000",
     );
 }
+
+#[test]
+fn two_lists_paired_through_a_table_no_word_names_are_refused() {
+    let r = ratings();
+    // Nothing says which reviewer goes with which movie: pairing them through ratings is
+    // a guess (the question wants one list of both).
+    let question = "Return all reviewer names and movie titles together in a single list.";
+    let e = strict_over(&r, question).expect_err(question);
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    assert!(
+        e.message.contains(
+            "nothing in the question pairs Reviewer with Movie: the plan pairs them through Rating"
+        ),
+        "{}",
+        e.message
+    );
+    // A word that refers back pairs them: each reviewer with the movies they rated.
+    check_placed(
+        &r,
+        "Show the names of reviewers and the titles of the movies they rated.",
+        "SELECT DISTINCT r.name AS reviewer, m.title AS movie FROM Reviewer AS r INNER JOIN Rating AS r2 ON r.id = r2.reviewer_id INNER JOIN Movie AS m ON r2.movie_id = m.id ORDER BY r.name LIMIT 10000",
+    );
+}

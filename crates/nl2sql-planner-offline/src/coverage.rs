@@ -144,6 +144,28 @@ pub(crate) fn cover(
             }
             _ => false,
         };
+        // "friends of friends", "managers of managers": the same words on both sides of
+        // "of", one relation taken twice, which one reading of the column cannot express.
+        let twice = k > 0 && {
+            let before = &analysis.mentions[k - 1];
+            before.target == m.target
+                && matches!(m.target, Target::Column(_))
+                && before.end + 1 == m.start
+                && tokens[before.end].is("of")
+                && tokens[before.start..before.end]
+                    .iter()
+                    .map(|t| &t.stem)
+                    .eq(tokens[m.start..m.end].iter().map(|t| &t.stem))
+        };
+        if twice {
+            let whole = span_text(tokens, analysis.mentions[k - 1].start, m.end);
+            suggestions.push(format!(
+                "'{whole}' takes one relation twice (a chain of rows), which this planner \
+                 cannot express; ask about each step separately"
+            ));
+            unplaced.push((m.start, text));
+            continue;
+        }
         let agent = agent_noun_read_as_act(m, tokens, index);
         if let Some(table_word) = agent {
             suggestions.push(format!(

@@ -54,8 +54,9 @@ pub(super) fn names(
                 t.kind == TokenKind::Word && !is_function_word(&t.lower) && !is_stop_word(&t.lower)
             });
             let mut cands = name_candidates(span, !modifier, index);
-            // `types of defects` names `defect types`.
-            if cands.is_empty() && n == 3 && span[1].lower == "of" {
+            // `types of defects` names `defect types` ("friends of friends" is a relation
+            // taken twice, no name).
+            if cands.is_empty() && n == 3 && span[1].lower == "of" && span[0].stem != span[2].stem {
                 let swapped = [span[2].clone(), span[0].clone()];
                 cands = name_candidates(&swapped, false, index);
             }

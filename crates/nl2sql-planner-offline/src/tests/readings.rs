@@ -442,3 +442,46 @@ fn two_lists_paired_through_a_table_no_word_names_are_refused() {
         "SELECT DISTINCT r.name AS reviewer, m.title AS movie FROM Reviewer AS r INNER JOIN Rating AS r2 ON r.id = r2.reviewer_id INNER JOIN Movie AS m ON r2.movie_id = m.id ORDER BY r.name LIMIT 10000",
     );
 }
+
+#[test]
+fn a_relation_taken_twice_is_refused() {
+    let mut contract = SchemaContract::new("social", "sqlite");
+    contract.add_table(table(
+        "PersonFriend",
+        vec![
+            col("id", "INTEGER", true),
+            col("name", "TEXT", false),
+            col("friend", "TEXT", false),
+            col("year", "INTEGER", false),
+        ],
+        vec![],
+    ));
+    let mut s = SchemaSnapshot {
+        contract,
+        metadata: None,
+    };
+    for column in ["name", "friend"] {
+        describe(
+            &mut s,
+            "PersonFriend",
+            column,
+            samples(&["Alice", "Bob", "Zach"]),
+        );
+    }
+    // Friends of friends are a chain of two rows; one row's friend is not the answer.
+    let question = "Find Bob's friends of friends.";
+    let e = strict_over(&s, question).expect_err(question);
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    assert!(
+        e.message
+            .contains("'friends of friends' takes one relation twice"),
+        "{}",
+        e.message
+    );
+    // One step is one row.
+    check_placed(
+        &s,
+        "Find the friends of Bob.",
+        "SELECT pf.friend AS friend FROM PersonFriend AS pf WHERE pf.name = 'Bob' LIMIT 10000",
+    );
+}

@@ -108,6 +108,22 @@ pub(super) fn missing_cues(
             out.push((cue.start, cue.end, name.to_owned()));
         }
     }
+    // "how many are male and how many are female": two counts asked for, where the plan
+    // computes one and groups nothing, is one number where two were wanted.
+    let counts_asked: Vec<_> = cues
+        .aggs
+        .iter()
+        .filter(|a| {
+            a.agg == Agg::Count && tokens[a.start].is("how") && !inside_mention(a.start, a.end)
+        })
+        .collect();
+    if counts_asked.len() >= 2
+        && plan.group_by.is_empty()
+        && calls_of(plan, "COUNT") < counts_asked.len()
+        && let Some(second) = counts_asked.get(1)
+    {
+        out.push((second.start, second.end, "a second count".to_owned()));
+    }
     // A ranking of groups ranks them by what each group holds: "the advisor with the
     // most students" sorted by the advisor's own name is no ranking of it.
     let ranks_rows = ranked && (plan.group_by.is_empty() || orders_by_aggregate(plan));
@@ -277,12 +293,17 @@ fn orders_by_aggregate(plan: &PlanModel) -> bool {
 
 /// How many MIN and MAX calls `plan` makes.
 fn extreme_calls(plan: &PlanModel) -> usize {
+    calls_of(plan, "MIN") + calls_of(plan, "MAX")
+}
+
+/// How many calls of the function `name` `plan` makes in its outputs and HAVING.
+fn calls_of(plan: &PlanModel, name: &str) -> usize {
     let mut n = 0;
     let mut visit = |e: &Expr| {
         if e.kind == ExprKind::Func
             && e.func_name
                 .as_deref()
-                .is_some_and(|f| f.eq_ignore_ascii_case("MIN") || f.eq_ignore_ascii_case("MAX"))
+                .is_some_and(|f| f.eq_ignore_ascii_case(name))
         {
             n += 1;
         }

@@ -485,3 +485,37 @@ fn a_relation_taken_twice_is_refused() {
         "SELECT pf.friend AS friend FROM PersonFriend AS pf WHERE pf.name = 'Bob' LIMIT 10000",
     );
 }
+
+#[test]
+fn two_counts_asked_for_need_two_counts_or_a_grouping() {
+    let mut contract = SchemaContract::new("music", "sqlite");
+    contract.add_table(table(
+        "artist",
+        vec![
+            col("id", "INTEGER", true),
+            col("artist_name", "TEXT", false),
+            col("gender", "TEXT", false),
+        ],
+        vec![],
+    ));
+    let mut s = SchemaSnapshot {
+        contract,
+        metadata: None,
+    };
+    describe(&mut s, "artist", "gender", samples(&["Male", "Female"]));
+    // One count of both genders is not two counts.
+    let question = "How many artists are male and how many are female?";
+    let e = strict_over(&s, question).expect_err(question);
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    assert!(
+        e.message
+            .contains("'how many' asks for a second count, which the plan does not have"),
+        "{}",
+        e.message
+    );
+    check_placed(
+        &s,
+        "How many artists are male?",
+        "SELECT COUNT(*) AS artist_count FROM artist AS a WHERE a.gender = 'Male' LIMIT 10000",
+    );
+}

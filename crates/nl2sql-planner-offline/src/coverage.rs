@@ -80,21 +80,8 @@ pub(crate) fn cover(
     let compounds = compound_halves(tokens, analysis, index);
     for (k, m) in analysis.mentions.iter().enumerate() {
         covered[m.start..m.end].iter_mut().for_each(|c| *c = true);
-        if let Some(first) = compounds
-            .iter()
-            .find(|(_, second)| *second == k)
-            .map(|(f, _)| *f)
-        {
-            let a = &analysis.mentions[first];
-            let whole = span_text(tokens, a.start, m.end);
-            suggestions.push(format!(
-                "'{whole}' reads as one thing, but '{}' is {} and '{}' {} of another table; \
-                 name the column you mean",
-                span_text(tokens, a.start, a.end),
-                element_of(a, index, &used).0,
-                span_text(tokens, m.start, m.end),
-                element_of(m, index, &used).0,
-            ));
+        if let Some(why) = misread(k, tokens, analysis, index, &used, &compounds) {
+            suggestions.push(why);
             unplaced.push((m.start, span_text(tokens, m.start, m.end)));
             continue;
         }
@@ -144,38 +131,6 @@ pub(crate) fn cover(
             }
             _ => false,
         };
-        // "friends of friends", "managers of managers": the same words on both sides of
-        // "of", one relation taken twice, which one reading of the column cannot express.
-        let twice = k > 0 && {
-            let before = &analysis.mentions[k - 1];
-            before.target == m.target
-                && matches!(m.target, Target::Column(_))
-                && before.end + 1 == m.start
-                && tokens[before.end].is("of")
-                && tokens[before.start..before.end]
-                    .iter()
-                    .map(|t| &t.stem)
-                    .eq(tokens[m.start..m.end].iter().map(|t| &t.stem))
-        };
-        if twice {
-            let whole = span_text(tokens, analysis.mentions[k - 1].start, m.end);
-            suggestions.push(format!(
-                "'{whole}' takes one relation twice (a chain of rows), which this planner \
-                 cannot express; ask about each step separately"
-            ));
-            unplaced.push((m.start, text));
-            continue;
-        }
-        let agent = agent_noun_read_as_act(m, tokens, index);
-        if let Some(table_word) = agent {
-            suggestions.push(format!(
-                "'{text}' reads as table {} ({table_word}s, who do it), not as the {text} \
-                 themselves; say '{table_word}s' if you mean them",
-                index.tables[m.target.table(index)].name
-            ));
-            unplaced.push((m.start, text));
-            continue;
-        }
         let summed = if placed {
             cues::counted_or_summed(m, tokens, analysis, index, plan, &used)
         } else {
@@ -427,6 +382,59 @@ pub(crate) fn cover(
         unplaced,
         suggestions,
     }
+}
+
+/// Why the reading of mention `k` is refused though its element may be in the plan: a
+/// compound noun split across two tables' columns, one relation taken twice, or acts
+/// read as the agents who do them. `None` when none of these holds.
+fn misread(
+    k: usize,
+    tokens: &[Token],
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    used: &Used,
+    compounds: &[(usize, usize)],
+) -> Option<String> {
+    let m = &analysis.mentions[k];
+    let text = span_text(tokens, m.start, m.end);
+    if let Some(&(first, _)) = compounds.iter().find(|(_, second)| *second == k) {
+        let a = &analysis.mentions[first];
+        let whole = span_text(tokens, a.start, m.end);
+        return Some(format!(
+            "'{whole}' reads as one thing, but '{}' is {} and '{text}' {} of another table; \
+             name the column you mean",
+            span_text(tokens, a.start, a.end),
+            element_of(a, index, used).0,
+            element_of(m, index, used).0,
+        ));
+    }
+    // "friends of friends", "managers of managers": the same words on both sides of
+    // "of", one relation taken twice, which one reading of the column cannot express.
+    let twice = k > 0 && {
+        let before = &analysis.mentions[k - 1];
+        before.target == m.target
+            && matches!(m.target, Target::Column(_))
+            && before.end + 1 == m.start
+            && tokens[before.end].is("of")
+            && tokens[before.start..before.end]
+                .iter()
+                .map(|t| &t.stem)
+                .eq(tokens[m.start..m.end].iter().map(|t| &t.stem))
+    };
+    if twice {
+        let whole = span_text(tokens, analysis.mentions[k - 1].start, m.end);
+        return Some(format!(
+            "'{whole}' takes one relation twice (a chain of rows), which this planner \
+             cannot express; ask about each step separately"
+        ));
+    }
+    agent_noun_read_as_act(m, tokens, index).map(|table_word| {
+        format!(
+            "'{text}' reads as table {} ({table_word}s, who do it), not as the {text} \
+             themselves; say '{table_word}s' if you mean them",
+            index.tables[m.target.table(index)].name
+        )
+    })
 }
 
 /// A plural noun linked to a table named by its agent noun only through the stemmer

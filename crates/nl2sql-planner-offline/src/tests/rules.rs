@@ -324,6 +324,18 @@ pub(super) fn sql_over(snapshot: &SchemaSnapshot, question: &str) -> String {
 
 /// Asserts that the strict planner (whatever its confidence) refuses `question` as
 /// ambiguous, naming `words` as what it could not place.
+/// The strict planner refuses `question` (`AMBIGUOUS_QUESTION`) with a message that
+/// says `text`.
+pub(super) fn refused_saying(snapshot: &SchemaSnapshot, question: &str, text: &str) {
+    let e = strict_over(snapshot, question).expect_err(question);
+    assert_eq!(
+        e.code,
+        nl2sql_state::ErrorCode::AmbiguousQuestion,
+        "{question}"
+    );
+    assert!(e.message.contains(text), "{question}: {}", e.message);
+}
+
 pub(super) fn refused_placing(snapshot: &SchemaSnapshot, question: &str, words: &str) {
     let e = strict_over(snapshot, question).expect_err(question);
     assert_eq!(

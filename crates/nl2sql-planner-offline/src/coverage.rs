@@ -340,12 +340,13 @@ pub(crate) fn cover(
         ));
         unplaced.push((i, tokens[i].raw.clone()));
     }
-    if let Some(((a, b, via), at)) = paired_through_unnamed(tokens, analysis, index, plan, &spans) {
-        let m = &analysis.mentions[at];
+    if let Some(p) = paired_through_unnamed(tokens, analysis, index, plan, &spans) {
+        let m = &analysis.mentions[p.second_mention];
         let text = span_text(tokens, m.start, m.end);
         suggestions.push(format!(
-            "nothing in the question pairs {a} with {b}: the plan pairs them through {via}, \
-             which no word names; say how they are related, or ask for each list separately"
+            "nothing in the question pairs {} with {}: the plan pairs them through {}, \
+             which no word names; say how they are related, or ask for each list separately",
+            p.first, p.second, p.via
         ));
         spans.retain(|(i, _)| *i != m.start);
         unplaced.push((m.start, text));
@@ -459,17 +460,28 @@ fn agent_noun_read_as_act(m: &Mention, tokens: &[Token], index: &SchemaIndex) ->
         .then(|| agent.to_owned())
 }
 
+/// Two tables whose columns a plan lists side by side, paired through a third.
+struct Pairing {
+    /// The table of the first output.
+    first: String,
+    /// The table of the first output from another table.
+    second: String,
+    /// The table between them that no word names.
+    via: String,
+    /// The first mention of `second` (an index into the analysis's mentions).
+    second_mention: usize,
+}
+
 /// A list of two tables' columns ("all reviewer names and movie names") that the plan
 /// pairs through a third table no word names and no verb relates, with no condition or
-/// figure: the question never said which reviewer goes with which movie. The two tables
-/// and the one between, and the first mention of the second table, when so.
+/// figure: the question never said which reviewer goes with which movie.
 fn paired_through_unnamed(
     tokens: &[Token],
     analysis: &Analysis,
     index: &SchemaIndex,
     plan: &PlanModel,
     spans: &[(usize, InterpretedSpan)],
-) -> Option<((String, String, String), usize)> {
+) -> Option<Pairing> {
     if plan.tables.len() < 3
         || plan.where_.is_some()
         || plan.having.is_some()
@@ -501,11 +513,16 @@ fn paired_through_unnamed(
     });
     let first = outputs.next()?;
     let second = outputs.find(|t| *t != first)?;
-    let at = analysis
+    let second_mention = analysis
         .mentions
         .iter()
         .position(|m| index.tables[m.target.table(index)].name == second)?;
-    Some(((first, second, unnamed.name.clone()), at))
+    Some(Pairing {
+        first,
+        second,
+        via: unnamed.name.clone(),
+        second_mention,
+    })
 }
 
 /// Two column mentions written as one compound noun ("the home team name", "the opening

@@ -72,6 +72,7 @@ pub(crate) fn cover(
     plan: &PlanModel,
 ) -> Coverage {
     let used = Used::of(plan);
+    let functions = cues::plan_functions(plan);
     let aggregates = plan.select_items.iter().any(|s| s.expr.is_aggregate_call());
     let mut spans: Vec<(usize, InterpretedSpan)> = Vec::new();
     let mut unplaced: Vec<(usize, String)> = Vec::new();
@@ -132,7 +133,7 @@ pub(crate) fn cover(
             _ => false,
         };
         let summed = if placed {
-            cues::counted_or_summed(m, tokens, analysis, index, plan, &used)
+            cues::counted_or_summed(m, tokens, analysis, index, &functions, &used)
         } else {
             None
         };

@@ -14,11 +14,20 @@ use super::used::Used;
 /// The aggregate functions a plan calls (upper case).
 pub(super) fn plan_functions(plan: &PlanModel) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
+    each_call(plan, true, &mut |f| {
+        out.insert(f.to_uppercase());
+    });
+    out
+}
+
+/// Calls `f` with the name of every function `plan` calls in its outputs and HAVING, and
+/// in its sort keys when `with_order`.
+fn each_call(plan: &PlanModel, with_order: bool, f: &mut dyn FnMut(&str)) {
     let mut visit = |e: &Expr| {
         if e.kind == ExprKind::Func
-            && let Some(f) = &e.func_name
+            && let Some(name) = &e.func_name
         {
-            out.insert(f.to_uppercase());
+            f(name);
         }
     };
     for item in &plan.select_items {
@@ -27,10 +36,11 @@ pub(super) fn plan_functions(plan: &PlanModel) -> BTreeSet<String> {
     if let Some(h) = &plan.having {
         h.walk(&mut visit);
     }
-    for o in &plan.order_by {
-        o.expr.walk(&mut visit);
+    if with_order {
+        for o in &plan.order_by {
+            o.expr.walk(&mut visit);
+        }
     }
-    out
 }
 
 /// Whether an ORDER BY key of `plan` reads column `name`.
@@ -299,21 +309,11 @@ fn extreme_calls(plan: &PlanModel) -> usize {
 /// How many calls of the function `name` `plan` makes in its outputs and HAVING.
 fn calls_of(plan: &PlanModel, name: &str) -> usize {
     let mut n = 0;
-    let mut visit = |e: &Expr| {
-        if e.kind == ExprKind::Func
-            && e.func_name
-                .as_deref()
-                .is_some_and(|f| f.eq_ignore_ascii_case(name))
-        {
+    each_call(plan, false, &mut |f| {
+        if f.eq_ignore_ascii_case(name) {
             n += 1;
         }
-    };
-    for item in &plan.select_items {
-        item.expr.walk(&mut visit);
-    }
-    if let Some(h) = &plan.having {
-        h.walk(&mut visit);
-    }
+    });
     n
 }
 
@@ -369,8 +369,8 @@ fn both_extremes(
 }
 
 /// A word that names an aggregate after a determiner or a conjunction ("the number and
-/// average age of students") but that no cue read and no name holds, where the plan computes no such aggregate: the question
-/// asks for a figure the answer would lack.
+/// average age of students") but that no cue read and no name holds, where the plan
+/// computes no such aggregate: the question asks for a figure the answer would lack.
 fn aggregation_words_unread(
     tokens: &[Token],
     analysis: &Analysis,
@@ -542,13 +542,12 @@ pub(super) fn counted_or_summed(
     tokens: &[Token],
     analysis: &Analysis,
     index: &SchemaIndex,
-    plan: &PlanModel,
+    functions: &BTreeSet<String>,
     used: &Used,
 ) -> Option<usize> {
     let Target::Table(_) = m.target else {
         return None;
     };
-    let functions = plan_functions(plan);
     if m.end != m.start + 1 || !functions.contains("COUNT") || functions.contains("SUM") {
         return None;
     }

@@ -68,35 +68,24 @@ pub(crate) fn join_tree(
         .filter(|t| !present.contains(t))
         .collect();
     while !missing.is_empty() {
-        // Multi-source BFS from every present table; the first required table reached is
-        // the nearest.
-        let mut prev: Vec<Option<(usize, usize)>> = vec![None; index.tables.len()];
-        let mut seen: Vec<bool> = vec![false; index.tables.len()];
-        let mut queue: VecDeque<usize> = VecDeque::new();
-        for &p in &present {
-            seen[p] = true;
-            queue.push_back(p);
-        }
-        let mut reached: Option<usize> = None;
-        while let Some(t) = queue.pop_front() {
-            if missing.contains(&t) {
-                reached = Some(t);
-                break;
-            }
-            for (n, fk) in neighbours(&g, index, t) {
-                if !seen[n] {
-                    seen[n] = true;
-                    prev[n] = Some((t, fk));
-                    queue.push_back(n);
-                }
-            }
-        }
-        let Some(target) = reached else {
+        let found = search(&g, index, &present);
+        // The nearest required table; among equally near ones, the one reached without
+        // pairing rows through a shared parent, then the first reached.
+        let Some((target, state)) = missing
+            .iter()
+            .flat_map(|&t| [(t, false), (t, true)])
+            .filter_map(|(t, s)| found.best[t][usize::from(s)].map(|b| ((t, s), b)))
+            .min_by_key(|(_, b)| (b.hops, b.traps, b.seen))
+            .map(|(at, _)| at)
+        else {
             return Err(missing);
         };
         let mut path: Vec<JoinStep> = Vec::new();
-        let mut cur = target;
-        while let Some((p, fk)) = prev[cur] {
+        let (mut cur, mut state) = (target, state);
+        while let Some(b) = found.best[cur][usize::from(state)] {
+            let Some((p, p_state, fk)) = b.prev else {
+                break;
+            };
             path.push(JoinStep {
                 parent: p,
                 table: cur,
@@ -105,7 +94,7 @@ pub(crate) fn join_tree(
             if present.contains(&p) {
                 break;
             }
-            cur = p;
+            (cur, state) = (p, p_state);
         }
         path.reverse();
         for step in path {
@@ -115,6 +104,81 @@ pub(crate) fn join_tree(
         missing.retain(|t| !present.contains(t));
     }
     Ok(steps)
+}
+
+/// How a table was reached by [`search`]: in how many joins, through how many shared
+/// parents, in which order, and from where (`None` for a table already present).
+#[derive(Debug, Clone, Copy)]
+struct Reached {
+    hops: usize,
+    /// Tables the path passes through as the parent of both its neighbours (`A → P ← B`):
+    /// such a step pairs every A of a P with every B of the same P, rows that only share
+    /// a parent, where a link table (`A ← L → B`) or a reference pairs rows that belong
+    /// together.
+    traps: usize,
+    /// Discovery order, for a deterministic choice among equals.
+    seen: usize,
+    /// The table before, whether it was entered as the referenced side, and the fk.
+    prev: Option<(usize, bool, usize)>,
+}
+
+/// Every table's best way from the present tables, per state: `best[t][1]` is `t`
+/// entered as the referenced side of its last join (another table points at it),
+/// `best[t][0]` otherwise. Breadth-first by joins; among paths of as many joins, fewer
+/// shared-parent steps win, then the first found (neighbours in table-name order).
+struct Search {
+    best: Vec<[Option<Reached>; 2]>,
+}
+
+fn search(g: &UnGraph<usize, usize>, index: &SchemaIndex, present: &BTreeSet<usize>) -> Search {
+    let mut best: Vec<[Option<Reached>; 2]> = vec![[None, None]; index.tables.len()];
+    let mut queue: VecDeque<(usize, bool)> = VecDeque::new();
+    let mut seen = 0usize;
+    for &p in present {
+        best[p][0] = Some(Reached {
+            hops: 0,
+            traps: 0,
+            seen,
+            prev: None,
+        });
+        seen += 1;
+        queue.push_back((p, false));
+    }
+    while let Some((t, entered_as_parent)) = queue.pop_front() {
+        let Some(here) = best[t][usize::from(entered_as_parent)] else {
+            continue;
+        };
+        for (n, fk) in neighbours(g, index, t) {
+            if present.contains(&n) {
+                continue;
+            }
+            let key = &index.foreign_keys[fk];
+            let n_is_parent = key.to == n;
+            let trap = entered_as_parent && key.from == n;
+            let cost = Reached {
+                hops: here.hops + 1,
+                traps: here.traps + usize::from(trap),
+                seen,
+                prev: Some((t, entered_as_parent, fk)),
+            };
+            let slot = &mut best[n][usize::from(n_is_parent)];
+            match slot {
+                None => {
+                    *slot = Some(cost);
+                    seen += 1;
+                    queue.push_back((n, n_is_parent));
+                }
+                Some(old) if (cost.hops, cost.traps) < (old.hops, old.traps) => {
+                    *slot = Some(Reached {
+                        seen: old.seen,
+                        ..cost
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Search { best }
 }
 
 /// Number of foreign-key hops between two tables (`None` when unconnected).

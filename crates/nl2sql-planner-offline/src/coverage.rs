@@ -352,6 +352,20 @@ pub(crate) fn cover(
         spans.retain(|(i, _)| *i != m.start);
         unplaced.push((m.start, text));
     }
+    if let Some(p) = shared_parent(analysis, index, plan) {
+        let m = &analysis.mentions[p.mention];
+        let text = span_text(tokens, m.start, m.end);
+        suggestions.push(format!(
+            "the plan pairs {a} with {b} only through {parent}, which both refer to and no \
+             word names: each {a} row would meet every {b} row of the same {parent}; say how \
+             they are related",
+            a = p.children[0],
+            b = p.children[1],
+            parent = p.parent
+        ));
+        spans.retain(|(i, _)| *i != m.start);
+        unplaced.push((m.start, text));
+    }
     spans.sort_by_key(|(i, _)| *i);
     // Adjacent words of one operation read as one span ("How many", "for each").
     let mut merged: Vec<(usize, InterpretedSpan)> = Vec::with_capacity(spans.len());
@@ -523,6 +537,71 @@ fn paired_through_unnamed(
         second,
         via: unnamed.name.clone(),
         second_mention,
+    })
+}
+
+/// Two tables a plan joins only because both refer to a third: the parent of both.
+struct SharedParent {
+    /// The table both refer to, named by no word.
+    parent: String,
+    /// The two tables that refer to it.
+    children: [String; 2],
+    /// The mention of the later-named child (else the last mention).
+    mention: usize,
+}
+
+/// A table of the plan that no word names and that two of its joins enter as the
+/// referenced side (`A → P ← B`): rows of A and B meet only by sharing a P, so each A is
+/// paired with every B of its P ("the faculty of students' activities" joined through an
+/// activity both take part in). A link table (`A ← L → B`) or a chain of references
+/// pairs rows that belong together; a shared parent nobody asked about is a guess.
+fn shared_parent(
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    plan: &PlanModel,
+) -> Option<SharedParent> {
+    let table_of = |alias: &str| {
+        let name = &plan.tables.iter().find(|t| t.alias == alias)?.name;
+        index
+            .tables
+            .iter()
+            .position(|t| t.name.eq_ignore_ascii_case(name))
+    };
+    let mut children: Vec<(usize, usize)> = Vec::new();
+    for j in &plan.joins {
+        let (Some(l), Some(r)) = (table_of(&j.left_alias), table_of(&j.right_alias)) else {
+            continue;
+        };
+        let to_l = index.foreign_keys.iter().any(|f| f.from == r && f.to == l);
+        let to_r = index.foreign_keys.iter().any(|f| f.from == l && f.to == r);
+        match (to_l, to_r) {
+            (true, false) => children.push((l, r)),
+            (false, true) => children.push((r, l)),
+            _ => {}
+        }
+    }
+    let named = |t: usize| {
+        analysis
+            .mentions
+            .iter()
+            .position(|m| m.target.table(index) == t)
+    };
+    children.iter().find_map(|&(parent, a)| {
+        let (_, b) = children.iter().find(|&&(p, b)| p == parent && b != a)?;
+        if named(parent).is_some() {
+            return None;
+        }
+        // The later-named child, else (two link tables) the question's last mention.
+        let mention = named(a)
+            .into_iter()
+            .chain(named(*b))
+            .max()
+            .or(analysis.mentions.len().checked_sub(1))?;
+        Some(SharedParent {
+            parent: index.tables[parent].name.clone(),
+            children: [index.tables[a].name.clone(), index.tables[*b].name.clone()],
+            mention,
+        })
     })
 }
 

@@ -20,6 +20,7 @@ mod genders;
 mod groupings;
 mod id_words;
 mod intersections;
+mod join_paths;
 mod keys;
 mod literals;
 mod names_of;

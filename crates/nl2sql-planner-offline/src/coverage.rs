@@ -352,6 +352,27 @@ pub(crate) fn cover(
         spans.retain(|(i, _)| *i != m.start);
         unplaced.push((m.start, text));
     }
+    if let Some(c) = contradiction(plan) {
+        // The conditions' words are placed; the plan built from them selects nothing.
+        let at = analysis
+            .filters
+            .iter()
+            .filter_map(|f| f.span)
+            .map(|(start, end)| (start, span_text(tokens, start, end)))
+            .next_back()
+            .or_else(|| {
+                let m = analysis.mentions.last()?;
+                Some((m.start, span_text(tokens, m.start, m.end)))
+            });
+        if let Some((start, text)) = at {
+            suggestions.push(format!(
+                "the plan's conditions cannot all hold on one row ({c}); if you mean rows \
+                 that meet each condition on different rows, ask about each one separately"
+            ));
+            spans.retain(|(i, _)| *i != start);
+            unplaced.push((start, text));
+        }
+    }
     if let Some(p) = shared_parent(analysis, index, plan) {
         let m = &analysis.mentions[p.mention];
         let text = span_text(tokens, m.start, m.end);
@@ -537,6 +558,89 @@ fn paired_through_unnamed(
         second,
         via: unnamed.name.clone(),
         second_mention,
+    })
+}
+
+/// Two conditions of the plan's WHERE, joined by AND, that no row can meet together:
+/// "price higher than 10000000 and … price lower than 5000000" (an empty range) or one
+/// column equal to two different values. Such a plan answers nothing, whatever the
+/// data, so the question meant something else (rows of a group meeting each condition,
+/// an intersection). The two conditions, as SQL-like text.
+fn contradiction(plan: &PlanModel) -> Option<String> {
+    use nl2sql_plan::{ExprKind, LiteralValue, Op};
+    fn conjuncts<'e>(e: &'e nl2sql_plan::Expr, out: &mut Vec<&'e nl2sql_plan::Expr>) {
+        match (e.kind, e.op, &e.left, &e.right) {
+            (ExprKind::Binary, Some(Op::And), Some(l), Some(r)) => {
+                conjuncts(l, out);
+                conjuncts(r, out);
+            }
+            _ => out.push(e),
+        }
+    }
+    let mut all = Vec::new();
+    conjuncts(plan.where_.as_ref()?, &mut all);
+    // (column, op, value) of each comparison of a column with a constant.
+    let tests: Vec<(String, Op, &LiteralValue)> = all
+        .iter()
+        .filter_map(|e| {
+            let (l, r) = (e.left.as_deref()?, e.right.as_deref()?);
+            if l.kind != ExprKind::Column || r.kind != ExprKind::Literal || r.is_null {
+                return None;
+            }
+            let op =
+                e.op.filter(|op| matches!(op, Op::Eq | Op::Gt | Op::Lt | Op::GtEq | Op::LtEq))?;
+            let column = format!(
+                "{}.{}",
+                l.alias.as_deref().unwrap_or(""),
+                l.column_name.as_deref()?
+            );
+            Some((column, op, r.value.as_ref()?))
+        })
+        .collect();
+    let number = |v: &LiteralValue| match v {
+        LiteralValue::Int(i) => Some(*i as f64),
+        LiteralValue::Float(x) => Some(*x),
+        _ => None,
+    };
+    // Whether `a op1 x` and `a op2 y` can both hold.
+    let compatible = |(op1, x): (Op, &LiteralValue), (op2, y): (Op, &LiteralValue)| -> bool {
+        if let (Op::Eq, Op::Eq) = (op1, op2) {
+            return x == y || matches!((number(x), number(y)), (Some(a), Some(b)) if a == b);
+        }
+        let (Some(a), Some(b)) = (number(x), number(y)) else {
+            return true;
+        };
+        // The interval each allows: (low, low inclusive, high, high inclusive).
+        let bounds = |op: Op, v: f64| match op {
+            Op::Eq => (v, true, v, true),
+            Op::Gt => (v, false, f64::INFINITY, false),
+            Op::GtEq => (v, true, f64::INFINITY, false),
+            Op::Lt => (f64::NEG_INFINITY, false, v, false),
+            _ => (f64::NEG_INFINITY, false, v, true),
+        };
+        let (l1, li1, h1, hi1) = bounds(op1, a);
+        let (l2, li2, h2, hi2) = bounds(op2, b);
+        let (low, low_in) = if l1 > l2 || (l1 == l2 && !li1) {
+            (l1, li1)
+        } else {
+            (l2, li2)
+        };
+        let (high, high_in) = if h1 < h2 || (h1 == h2 && !hi1) {
+            (h1, hi1)
+        } else {
+            (h2, hi2)
+        };
+        low < high || (low == high && low_in && high_in)
+    };
+    tests.iter().enumerate().find_map(|(i, (c1, op1, v1))| {
+        let (c2, op2, v2) = tests[i + 1..]
+            .iter()
+            .find(|(c2, op2, v2)| c2 == c1 && !compatible((*op1, v1), (*op2, v2)))?;
+        Some(format!(
+            "{c1} {} {v1} and {c2} {} {v2}",
+            op1.as_str(),
+            op2.as_str()
+        ))
     })
 }
 

@@ -2,12 +2,13 @@
 //! 46"), implied by the comparative ("older than 46" is an age) even when another column
 //! follows after "and", and never a column named after a conjunction or a sort phrase
 //! ("bigger than 100 ordered by year"); a comparison with nothing the plan compares, and
-//! "all" of a table whose rows say which rows are read, are refused, not dropped.
+//! "all" of a table whose rows say which rows are read, are refused, not dropped; and so
+//! are conditions no one row can meet together ("older than 60 and younger than 30").
 
 use nl2sql_state::SchemaSnapshot;
 
 use super::literals::gallery;
-use super::rules::{check, check_placed, refused_placing};
+use super::rules::{check, check_placed, refused_placing, refused_saying};
 use super::{col, snapshot_of, table};
 
 #[test]
@@ -47,6 +48,23 @@ fn a_column_after_and_is_not_the_one_compared() {
         &gallery(),
         "List the names of pictures whose price is bigger than 100 ordered by room.",
         "SELECT p.picture_name AS picture_name, p.room AS room FROM picture AS p WHERE p.price > 100 ORDER BY p.room LIMIT 10000",
+    );
+}
+
+#[test]
+fn conditions_no_row_can_meet_together_are_refused() {
+    // Read as one row's conditions, these select nothing whatever the data: the question
+    // means artists (or countries) with some rows of each kind.
+    refused_saying(
+        &members(),
+        "Show the names of artists older than 60 and artists younger than 30.",
+        "cannot all hold on one row (a.age > 60 and a.age < 30)",
+    );
+    // A range that some row can meet stays.
+    check(
+        &members(),
+        "Show the names of artists older than 30 and younger than 60.",
+        "SELECT a.name AS artist FROM artist AS a WHERE a.age > 30 AND a.age < 60 LIMIT 10000",
     );
 }
 

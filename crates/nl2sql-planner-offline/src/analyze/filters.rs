@@ -26,6 +26,37 @@ impl Builder<'_> {
                 .position(|n| *n < m.start && m.start - n <= 3);
             if let Some(p) = negation {
                 self.negations_used[p] = true;
+                // "ranks that have no captain in the Third-rate class", "people who have
+                // no student friends": "no" says none of the related rows has the value
+                // (an absence), which a row whose value differs does not express: unless
+                // it is read per answer over related rows (`per_answer.rs`), it is refused
+                // at the end. ("no longer active", "no discount": a boolean's other value
+                // is what they say.)
+                let at = self.cues.negations[p];
+                let boolean = matches!(values.as_slice(), [Value::Bool(_)]);
+                if self.tokens[at].is("no")
+                    && !self.tokens.get(at + 1).is_some_and(|t| t.is("longer"))
+                    && !boolean
+                {
+                    let words = |from: usize| {
+                        self.tokens[from..m.end]
+                            .iter()
+                            .map(|t| t.raw.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    };
+                    self.no_values.push((
+                        *column,
+                        format!(
+                            "'{}' asks for what has none with '{}' (an absence of rows), not for \
+                         rows whose {} is another value; ask for those that have it, or \
+                         write 'not' if you mean another value",
+                            words(at),
+                            words(m.start),
+                            self.index.columns[*column].name
+                        ),
+                    ));
+                }
             }
             let negated = negation.is_some();
             let test = if *exact || values.len() == 1 {

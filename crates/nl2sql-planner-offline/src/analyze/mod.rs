@@ -330,6 +330,7 @@ pub(crate) fn analyze(
         a: Analysis::default(),
         role_unlinked: Vec::new(),
         unsupported: Vec::new(),
+        no_values: Vec::new(),
         negations_used: vec![false; cues.negations.len()],
         noun_counts: Vec::new(),
         sum_havings: Vec::new(),
@@ -350,6 +351,9 @@ struct Builder<'a> {
     role_unlinked: Vec<String>,
     /// Readings the plan model cannot express (counting distinct values).
     unsupported: Vec<String>,
+    /// Values negated by "no" ("no captain in the Third-rate class"): the column, and why
+    /// a row filter on it would be wrong, for when no per-answer reading took it.
+    no_values: Vec<(usize, String)>,
     /// Which negation cues negate a value.
     negations_used: Vec<bool>,
     /// "machine count": where a table followed by `count` starts, and its count measure.
@@ -495,6 +499,16 @@ impl Builder<'_> {
         self.intersections();
         self.ordering();
         self.negations_of_related_rows()?;
+        if let Some((_, reason)) = self
+            .no_values
+            .iter()
+            .find(|(c, _)| self.a.filters.iter().any(|f| f.negated && f.column == *c))
+        {
+            return Err(Unlinked {
+                words: Vec::new(),
+                reason: reason.clone(),
+            });
+        }
         self.a.unlinked = unlinked;
         self.a.mentions = self.mentions.to_vec();
         self.a.cues = self.cues.clone();

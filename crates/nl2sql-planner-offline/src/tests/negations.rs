@@ -1,7 +1,8 @@
 //! A negated value of a table the row refers to ("pictures whose artist is not Kim") is a
-//! `<>`; what of the missing rows cannot be shown is refused. (A negation over related
-//! rows that carry a condition, "artists with no picture in room B12", is counted per
-//! answer: `per_answer.rs`.)
+//! `<>`; what of the missing rows cannot be shown is refused, and so is "no" before a
+//! value a row filter would test ("countries with no member named Ann": an absence, not
+//! another name). (A negation over related rows that carry a condition, "artists with no
+//! picture in room B12", is counted per answer: `per_answer.rs`.)
 
 use super::rules::{check, describe, sql_over};
 use super::samples;
@@ -65,5 +66,25 @@ fn the_rows_without_matches_are_the_table_not_the_column_pointing_at_it() {
         &inn,
         "Show the room and the rate of all reservations.",
         "SELECT r.Room AS room, r.Rate AS rate FROM Reservations AS r LIMIT 10000",
+    );
+}
+
+#[test]
+fn no_before_a_value_is_an_absence_never_another_value() {
+    let mut c = super::frequency::club();
+    describe(&mut c, "Member", "Country", samples(&["France", "Italy"]));
+    describe(&mut c, "Member", "Name", samples(&["Ann", "Bob"]));
+    // Over the related rows, "no members from France" is counted per answer.
+    check(
+        &c,
+        "Which sports have no members from France?",
+        "SELECT s.Name AS sport FROM Sport AS s LEFT JOIN Member AS m ON s.id = m.SportID GROUP BY s.Name HAVING SUM(CASE WHEN m.Country = 'France' THEN 1 ELSE 0 END) = 0 ORDER BY s.Name LIMIT 10000",
+    );
+    // Over the listed rows' own table, `Name <> 'Ann'` would list every country with any
+    // other member: refused, naming the absence.
+    let sql = sql_over(&c, "Which countries have no member named Ann?");
+    assert!(
+        sql.starts_with("ERROR") && sql.contains("'no member named Ann' asks for what has none"),
+        "{sql}"
     );
 }

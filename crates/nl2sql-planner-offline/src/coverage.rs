@@ -352,6 +352,16 @@ pub(crate) fn cover(
         spans.retain(|(i, _)| *i != m.start);
         unplaced.push((m.start, text));
     }
+    if let Some((start, end)) = ungrouped_extreme(analysis, plan) {
+        let text = span_text(tokens, start, end);
+        suggestions.push(format!(
+            "'{text}' is read as a largest or smallest value per group of the other \
+             outputs, but no word asks for groups; ask for the one row ranked first (\
+             'the … with the latest …'), or say 'for each …'"
+        ));
+        spans.retain(|(i, _)| *i < start || *i >= end);
+        unplaced.push((start, text));
+    }
     if let Some(c) = contradiction(plan) {
         // The conditions' words are placed; the plan built from them selects nothing.
         let at = analysis
@@ -559,6 +569,35 @@ fn paired_through_unnamed(
         via: unnamed.name.clone(),
         second_mention,
     })
+}
+
+/// A MIN or MAX the plan takes per group of its other outputs when no word of the
+/// question asks for groups ("the phone number of the customer who filed the complaint
+/// raised most recently" read as each phone number's latest complaint): the groups are
+/// the planner's, and the superlative most likely ranked rows. The span of the cue.
+fn ungrouped_extreme(analysis: &Analysis, plan: &PlanModel) -> Option<(usize, usize)> {
+    use crate::intent::Agg;
+    let extreme = plan.select_items.iter().any(|s| {
+        s.expr.is_aggregate_call()
+            && s.expr
+                .func_name
+                .as_deref()
+                .is_some_and(|f| f.eq_ignore_ascii_case("max") || f.eq_ignore_ascii_case("min"))
+    });
+    if plan.group_by.is_empty() || !extreme || !analysis.cues.groups.is_empty() {
+        return None;
+    }
+    let cues = &analysis.cues;
+    cues.supers
+        .iter()
+        .map(|s| (s.start, s.end))
+        .chain(
+            cues.aggs
+                .iter()
+                .filter(|a| matches!(a.agg, Agg::Min | Agg::Max))
+                .map(|a| (a.start, a.end)),
+        )
+        .min()
 }
 
 /// Two conditions of the plan's WHERE, joined by AND, that no row can meet together:

@@ -4,7 +4,8 @@
 //! person the founder is, "the youngest person" by a birth date, "the shortest track" by
 //! a duration) ranks by it, and "ordered descending by X"
 //! sorts by X; "in descending (or reverse) alphabetical order" and "ordered from most
-//! to least" sort descending.
+//! to least" sort descending. A largest or smallest value per group that no word asked
+//! groups for is refused.
 
 use super::literals::gallery;
 use super::rules::{check, check_placed, refused_placing};
@@ -307,5 +308,45 @@ fn a_superlative_noun_first_sorts_by_that_noun_when_it_is_a_column() {
         &m,
         "What is the most popular first name of the actors?",
         "SELECT a.first_name AS first_name, COUNT(*) AS actor_count FROM actor AS a GROUP BY a.first_name ORDER BY actor_count DESC LIMIT 1",
+    );
+}
+
+#[test]
+fn an_extreme_per_group_no_word_asked_for_is_refused() {
+    use super::{col, snapshot_of, table};
+    let desk = snapshot_of(
+        "desk",
+        vec![
+            table(
+                "Clients",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("client_name", "TEXT", false),
+                    col("phone_number", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "Tickets",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("client_id", "INTEGER", false),
+                    col("date_ticket_raised", "DATETIME", false),
+                ],
+                vec![("client_id", "Clients")],
+            ),
+        ],
+    );
+    // Not each phone number's latest ticket: nothing asks for groups.
+    super::rules::refused_saying(
+        &desk,
+        "Return the phone number of the client who filed the ticket that was raised most recently.",
+        "'most recently' is read as a largest or smallest value per group",
+    );
+    // Asked for, the groups stay.
+    check(
+        &desk,
+        "Show the latest date a ticket was raised for each client.",
+        "SELECT c.client_name AS client_name, MAX(t.date_ticket_raised) AS max_date_ticket_raised FROM Tickets AS t INNER JOIN Clients AS c ON t.client_id = c.id GROUP BY c.client_name ORDER BY c.client_name LIMIT 10000",
     );
 }

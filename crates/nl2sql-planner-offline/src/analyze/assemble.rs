@@ -851,8 +851,9 @@ impl Builder<'_> {
     }
 
     /// Whether listing column `c` lists the values it takes (a category: "sizes",
-    /// "ranks", "cities") rather than rows: not a key, not the table's label, not a name,
-    /// title or free text.
+    /// "ranks", "cities", a `transaction_type` that labels its table only for want of a
+    /// name) rather than rows: not a key, not the table's name column, not a name, title
+    /// or free text.
     fn lists_values(&self, c: usize) -> bool {
         const ROW_WORDS: &[&str] = &[
             "name",
@@ -869,7 +870,7 @@ impl Builder<'_> {
         ];
         let col = &self.index.columns[c];
         !col.is_key
-            && self.index.label_column(col.table) != Some(c)
+            && self.index.name_column(col.table) != Some(c)
             && !crate::text::split_ident(&col.name)
                 .iter()
                 .any(|w| ROW_WORDS.contains(&w.to_lowercase().as_str()))

@@ -255,9 +255,23 @@ impl SchemaIndex {
         keys.next().is_none().then_some(key)
     }
 
-    /// The column that names a row of `table`: `name`, `title`, `label`, `…_name`, then the
-    /// first non-key text column, then the primary key.
+    /// The column that names a row of `table`: `name`, `title`, `label`, `…_name` (its
+    /// [`Self::name_column`]), then the primary key, then the first non-key text column.
     pub(crate) fn label_column(&self, table: usize) -> Option<usize> {
+        let cols = &self.tables.get(table)?.columns;
+        let text =
+            |c: &&usize| self.columns[**c].class == TypeClass::Text && !self.columns[**c].is_key;
+        self.name_column(table)
+            .or_else(|| cols.iter().find(|c| self.columns[**c].is_pk).copied())
+            .or_else(|| cols.iter().find(text).copied())
+            .or_else(|| cols.first().copied())
+    }
+
+    /// The text column whose name says it names a row of `table`: `name`, `title`,
+    /// `label`, the table's own name and "name" (`song_name`), a column named as the table
+    /// (`city.City`), else one ending in "name". (Not a first text column taken for want of
+    /// one: in a table with no name, `transaction_type` is a category, not a name.)
+    pub(crate) fn name_column(&self, table: usize) -> Option<usize> {
         let cols = &self.tables.get(table)?.columns;
         let text =
             |c: &&usize| self.columns[**c].class == TypeClass::Text && !self.columns[**c].is_key;
@@ -299,9 +313,6 @@ impl SchemaIndex {
                     .find(|c| text(c) && self.columns[**c].name.to_lowercase().ends_with("name"))
                     .copied()
             })
-            .or_else(|| cols.iter().find(|c| self.columns[**c].is_pk).copied())
-            .or_else(|| cols.iter().find(text).copied())
-            .or_else(|| cols.first().copied())
     }
 
     /// True when the label of `table` is only its key (it has no name column).

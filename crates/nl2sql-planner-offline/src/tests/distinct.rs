@@ -181,3 +181,28 @@ fn different_values_that_are_groups_are_already_distinct() {
         super::rules::check_placed(&l, q, sql);
     }
 }
+
+#[test]
+fn a_category_that_labels_its_table_only_for_want_of_a_name_lists_its_values() {
+    // No primary key and no name column: `transaction_type` is the table's label only
+    // because it is its first text column, and listing it lists the types, each once.
+    use super::{col, snapshot_of, table};
+    let s = snapshot_of(
+        "ledger",
+        vec![table(
+            "Financial_Transactions",
+            vec![
+                col("transaction_id", "INTEGER", false),
+                col("account_id", "INTEGER", false),
+                col("transaction_type", "VARCHAR(15)", false),
+                col("transaction_amount", "DOUBLE", false),
+            ],
+            vec![],
+        )],
+    );
+    check(
+        &s,
+        "Show all transaction types.",
+        "SELECT DISTINCT ft.transaction_type AS transaction_type FROM Financial_Transactions AS ft ORDER BY ft.transaction_type LIMIT 10000",
+    );
+}

@@ -1,6 +1,8 @@
 //! Join paths: the foreign-key graph of a schema (petgraph, undirected for search) and the
 //! smallest tree that connects the tables a plan needs, grown from the FROM table by
-//! shortest paths. Neighbours are visited in table-name order, so the tree is deterministic.
+//! shortest paths. Among paths of as many joins, one that passes through no shared parent
+//! (`A → P ← B`, rows that only share a P) wins, so a link table (`A ← L → B`) is preferred;
+//! then neighbours are visited in table-name order, so the tree is deterministic.
 
 use std::collections::{BTreeSet, VecDeque};
 
@@ -68,13 +70,13 @@ pub(crate) fn join_tree(
         .filter(|t| !present.contains(t))
         .collect();
     while !missing.is_empty() {
-        let found = search(&g, index, &present);
+        let best = search(&g, index, &present);
         // The nearest required table; among equally near ones, the one reached without
         // pairing rows through a shared parent, then the first reached.
         let Some((target, state)) = missing
             .iter()
             .flat_map(|&t| [(t, false), (t, true)])
-            .filter_map(|(t, s)| found.best[t][usize::from(s)].map(|b| ((t, s), b)))
+            .filter_map(|(t, s)| best[t][usize::from(s)].map(|b| ((t, s), b)))
             .min_by_key(|(_, b)| (b.hops, b.traps, b.seen))
             .map(|(at, _)| at)
         else {
@@ -82,7 +84,7 @@ pub(crate) fn join_tree(
         };
         let mut path: Vec<JoinStep> = Vec::new();
         let (mut cur, mut state) = (target, state);
-        while let Some(b) = found.best[cur][usize::from(state)] {
+        while let Some(b) = best[cur][usize::from(state)] {
             let Some((p, p_state, fk)) = b.prev else {
                 break;
             };
@@ -126,11 +128,11 @@ struct Reached {
 /// entered as the referenced side of its last join (another table points at it),
 /// `best[t][0]` otherwise. Breadth-first by joins; among paths of as many joins, fewer
 /// shared-parent steps win, then the first found (neighbours in table-name order).
-struct Search {
-    best: Vec<[Option<Reached>; 2]>,
-}
-
-fn search(g: &UnGraph<usize, usize>, index: &SchemaIndex, present: &BTreeSet<usize>) -> Search {
+fn search(
+    g: &UnGraph<usize, usize>,
+    index: &SchemaIndex,
+    present: &BTreeSet<usize>,
+) -> Vec<[Option<Reached>; 2]> {
     let mut best: Vec<[Option<Reached>; 2]> = vec![[None, None]; index.tables.len()];
     let mut queue: VecDeque<(usize, bool)> = VecDeque::new();
     let mut seen = 0usize;
@@ -178,7 +180,7 @@ fn search(g: &UnGraph<usize, usize>, index: &SchemaIndex, present: &BTreeSet<usi
             }
         }
     }
-    Search { best }
+    best
 }
 
 /// Number of foreign-key hops between two tables (`None` when unconnected).

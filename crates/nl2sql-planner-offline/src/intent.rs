@@ -278,10 +278,11 @@ fn aggregation(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
 /// Direction words before superlatives: `biggest first` orders, it names no key; "in
 /// descending order of age" names its key after "of".
 fn direction(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
-    let (desc, mut len) = direction_words(s.tokens, i)?;
-    c.order_desc = Some(desc);
+    let d = direction_words(s.tokens, i)?;
+    let mut len = d.len;
+    c.order_desc = Some(d.desc);
     // "highest revenue first": the noun may name the key.
-    if len == 3 && s.w(i + 2) == "first" && superlative_word(s.w(i)).is_some() {
+    if d.noun {
         c.order_noun = Some(i + 1);
     }
     // "in descending order of age", "ordered descending by age", "in ascending order by
@@ -602,34 +603,52 @@ fn postfix_comparison(tokens: &[Token], i: usize) -> Option<(f64, CmpOp, usize)>
     Some((n, op, at + 2 - i))
 }
 
-/// `descending`, `highest first`, `alphabetically`…: (descending?, length).
-pub(crate) fn direction_words(tokens: &[Token], i: usize) -> Option<(bool, usize)> {
+/// Words that give a sort direction, read by [`direction_words`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Direction {
+    /// Descending.
+    pub(crate) desc: bool,
+    /// How many words.
+    pub(crate) len: usize,
+    /// The second word is a noun that may name the key ("highest revenue first").
+    pub(crate) noun: bool,
+}
+
+/// `descending`, `highest first`, `alphabetically`… at `i`.
+pub(crate) fn direction_words(tokens: &[Token], i: usize) -> Option<Direction> {
+    let dir = |desc: bool, len: usize| Direction {
+        desc,
+        len,
+        noun: false,
+    };
     let w = |k: usize| tokens.get(i + k).map(|t| t.lower.as_str()).unwrap_or("");
     const MORE: &[&str] = &["most", "highest", "largest", "biggest", "greatest"];
     const LESS: &[&str] = &["least", "lowest", "smallest", "fewest"];
     match (w(0), w(1)) {
         // "in descending alphabetical order", "reverse alphabetical order": Z to A.
         ("descending" | "desc" | "decreasing" | "reverse", "alphabetical" | "alphabetically") => {
-            Some((true, if w(2) == "order" { 3 } else { 2 }))
+            Some(dir(true, if w(2) == "order" { 3 } else { 2 }))
         }
         // "ordered from most to least", "from lowest to highest".
-        ("from", a) if w(2) == "to" && MORE.contains(&a) && LESS.contains(&w(3)) => Some((true, 4)),
-        ("from", a) if w(2) == "to" && LESS.contains(&a) && MORE.contains(&w(3)) => {
-            Some((false, 4))
+        ("from", a) if w(2) == "to" && MORE.contains(&a) && LESS.contains(&w(3)) => {
+            Some(dir(true, 4))
         }
-        ("descending" | "desc" | "decreasing", "order") => Some((true, 2)),
-        ("ascending" | "asc" | "increasing", "order") => Some((false, 2)),
-        ("descending" | "desc" | "decreasing", _) => Some((true, 1)),
+        ("from", a) if w(2) == "to" && LESS.contains(&a) && MORE.contains(&w(3)) => {
+            Some(dir(false, 4))
+        }
+        ("descending" | "desc" | "decreasing", "order") => Some(dir(true, 2)),
+        ("ascending" | "asc" | "increasing", "order") => Some(dir(false, 2)),
+        ("descending" | "desc" | "decreasing", _) => Some(dir(true, 1)),
         ("ascending" | "asc" | "increasing" | "alphabetically" | "alphabetical", _) => {
-            Some((false, 1))
+            Some(dir(false, 1))
         }
         ("highest" | "largest" | "biggest" | "most" | "newest" | "latest", "first") => {
-            Some((true, 2))
+            Some(dir(true, 2))
         }
         ("lowest" | "smallest" | "fewest" | "least" | "oldest" | "earliest", "first") => {
-            Some((false, 2))
+            Some(dir(false, 2))
         }
-        ("most", "recent") if w(2) == "first" => Some((true, 3)),
+        ("most", "recent") if w(2) == "first" => Some(dir(true, 3)),
         // "biggest producer first", "newest machine first": a superlative, one noun and
         // `first` only order.
         // ("the most popular first name": "first" begins a name, not an order.)
@@ -640,7 +659,11 @@ pub(crate) fn direction_words(tokens: &[Token], i: usize) -> Option<(bool, usize
                 && (w(3).is_empty() || is_function_word(w(3)))
                 && superlative_word(s).is_some() =>
         {
-            superlative_word(s).map(|d| (d, 3))
+            superlative_word(s).map(|desc| Direction {
+                desc,
+                len: 3,
+                noun: true,
+            })
         }
         _ => None,
     }

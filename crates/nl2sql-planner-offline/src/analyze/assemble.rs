@@ -903,7 +903,7 @@ impl Builder<'_> {
                 return;
             }
             let own = crate::intent::direction_words(self.tokens, m.end);
-            let desc = own.map_or(first_desc, |(d, _)| d);
+            let desc = own.map_or(first_desc, |d| d.desc);
             let o = Output::Column(c);
             if self.a.order.iter().any(|(x, _)| *x == o) {
                 return;
@@ -913,7 +913,7 @@ impl Builder<'_> {
             }
             self.a.order.insert(position, (o, desc));
             position += 1;
-            at = m.end + own.map_or(0, |(_, len)| len);
+            at = m.end + own.map_or(0, |d| d.len);
         }
     }
 
@@ -979,11 +979,11 @@ impl Builder<'_> {
             if let Some(o) = out {
                 // "sorted by price decreasing": a direction right after the key is its own.
                 let own = target.and_then(|m| crate::intent::direction_words(self.tokens, m.end));
-                let desc = own.map_or(desc, |(d, _)| d);
+                let desc = own.map_or(desc, |d| d.desc);
                 self.a.order.retain(|(x, _)| *x != o);
                 self.a.order.insert(0, (o, desc));
                 if let Some(m) = target {
-                    let after = m.end + own.map_or(0, |(_, len)| len);
+                    let after = m.end + own.map_or(0, |d| d.len);
                     self.further_order_keys(after, desc);
                 }
             }

@@ -464,10 +464,10 @@ fn directions_unplaced(tokens: &[Token], plan: &PlanModel) -> Option<(usize, usi
     let mut i = 0;
     while i < tokens.len() {
         match crate::intent::direction_words(tokens, i) {
-            Some((desc, len)) => {
-                directions.insert(desc);
+            Some(d) => {
+                directions.insert(d.desc);
                 last = Some(i);
-                i += len;
+                i += d.len;
             }
             None => i += 1,
         }

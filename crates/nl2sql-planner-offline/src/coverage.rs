@@ -32,7 +32,7 @@ mod verbs;
 use cues::missing_cues;
 pub(crate) use hints::closest_names;
 use hints::{number_suggestion, rephrase_hint};
-use shapes::{contradiction, shared_parent, ungrouped_extreme};
+use shapes::{contradiction, paired_through_unnamed, shared_parent, ungrouped_extreme};
 use used::{Used, element_of, format_number, span_text};
 
 /// Words that, where they link to nothing, add nothing a plan must express ("located",
@@ -306,11 +306,15 @@ pub(crate) fn cover(
     // superlative, top-N, ordering or distinct is a constraint the answer would lack.
     for (start, end, what) in missing_cues(tokens, analysis, index, plan, &used, &covered) {
         let text = span_text(tokens, start, end);
-        spans.retain(|(i, _)| *i < start || *i >= end);
-        suggestions.push(format!(
-            "'{text}' asks for {what}, which the plan does not have"
-        ));
-        unplaced.push((start, text));
+        let why = format!("'{text}' asks for {what}, which the plan does not have");
+        refuse(
+            &mut spans,
+            &mut unplaced,
+            &mut suggestions,
+            start..end,
+            text,
+            why,
+        );
     }
     for b in &analysis.both {
         spans.push((
@@ -326,14 +330,21 @@ pub(crate) fn cover(
     // A plan is one set of rows with one condition per row: an intersection it could not
     // read (on Spider train, such answers were wrong 53 times in 66) is refused.
     for i in both_positions(tokens).filter(|i| !analysis.both.iter().any(|b| b.at == *i)) {
-        spans.retain(|(k, _)| *k != i);
-        suggestions.push(format!(
+        let why = format!(
             "'{} … and …' asks for what has each of two things at once (an intersection of \
              two sets of rows), which this planner cannot express; ask about each one \
              separately",
             tokens[i].raw
-        ));
-        unplaced.push((i, tokens[i].raw.clone()));
+        );
+        let text = tokens[i].raw.clone();
+        refuse(
+            &mut spans,
+            &mut unplaced,
+            &mut suggestions,
+            i..i + 1,
+            text,
+            why,
+        );
     }
     for &i in &analysis.unread_or {
         suggestions.push(format!(
@@ -346,23 +357,35 @@ pub(crate) fn cover(
     if let Some(p) = paired_through_unnamed(tokens, analysis, index, plan, &spans) {
         let m = &analysis.mentions[p.second_mention];
         let text = span_text(tokens, m.start, m.end);
-        suggestions.push(format!(
+        let why = format!(
             "nothing in the question pairs {} with {}: the plan pairs them through {}, \
              which no word names; say how they are related, or ask for each list separately",
             p.first, p.second, p.via
-        ));
-        spans.retain(|(i, _)| *i != m.start);
-        unplaced.push((m.start, text));
+        );
+        refuse(
+            &mut spans,
+            &mut unplaced,
+            &mut suggestions,
+            m.start..m.start + 1,
+            text,
+            why,
+        );
     }
     if let Some((start, end)) = ungrouped_extreme(analysis, plan) {
         let text = span_text(tokens, start, end);
-        suggestions.push(format!(
+        let why = format!(
             "'{text}' is read as a largest or smallest value per group of the other \
              outputs, but no word asks for groups; ask for the one row ranked first (\
              'the … with the latest …'), or say 'for each …'"
-        ));
-        spans.retain(|(i, _)| *i < start || *i >= end);
-        unplaced.push((start, text));
+        );
+        refuse(
+            &mut spans,
+            &mut unplaced,
+            &mut suggestions,
+            start..end,
+            text,
+            why,
+        );
     }
     if let Some(c) = contradiction(plan) {
         // The conditions' words are placed; the plan built from them selects nothing.
@@ -377,27 +400,39 @@ pub(crate) fn cover(
                 Some((m.start, span_text(tokens, m.start, m.end)))
             });
         if let Some((start, text)) = at {
-            suggestions.push(format!(
+            let why = format!(
                 "the plan's conditions cannot all hold on one row ({c}); if you mean rows \
                  that meet each condition on different rows, ask about each one separately"
-            ));
-            spans.retain(|(i, _)| *i != start);
-            unplaced.push((start, text));
+            );
+            refuse(
+                &mut spans,
+                &mut unplaced,
+                &mut suggestions,
+                start..start + 1,
+                text,
+                why,
+            );
         }
     }
     if let Some(p) = shared_parent(analysis, index, plan) {
         let m = &analysis.mentions[p.mention];
         let text = span_text(tokens, m.start, m.end);
-        suggestions.push(format!(
+        let why = format!(
             "the plan pairs {a} with {b} only through {parent}, which both refer to and no \
              word names: each {a} row would meet every {b} row of the same {parent}; say how \
              they are related",
             a = p.children[0],
             b = p.children[1],
             parent = p.parent
-        ));
-        spans.retain(|(i, _)| *i != m.start);
-        unplaced.push((m.start, text));
+        );
+        refuse(
+            &mut spans,
+            &mut unplaced,
+            &mut suggestions,
+            m.start..m.start + 1,
+            text,
+            why,
+        );
     }
     spans.sort_by_key(|(i, _)| *i);
     // Adjacent words of one operation read as one span ("How many", "for each").
@@ -431,6 +466,21 @@ pub(crate) fn cover(
         unplaced,
         suggestions,
     }
+}
+
+/// Refuses the words at `words` (their text `text`): no span of them stays in the
+/// interpretation, `text` is unplaced, and `why` says what the plan did with them.
+fn refuse(
+    spans: &mut Vec<(usize, InterpretedSpan)>,
+    unplaced: &mut Vec<(usize, String)>,
+    suggestions: &mut Vec<String>,
+    words: std::ops::Range<usize>,
+    text: String,
+    why: String,
+) {
+    spans.retain(|(i, _)| !words.contains(i));
+    suggestions.push(why);
+    unplaced.push((words.start, text));
 }
 
 /// Why the reading of mention `k` is refused though its element may be in the plan: a
@@ -506,71 +556,6 @@ fn agent_noun_read_as_act(m: &Mention, tokens: &[Token], index: &SchemaIndex) ->
     let agent = table_word.strip_suffix('s').unwrap_or(&table_word);
     (agent.len() >= 5 && agent.ends_with("er") && word.ends_with('s') && !word.starts_with(agent))
         .then(|| agent.to_owned())
-}
-
-/// Two tables whose columns a plan lists side by side, paired through a third.
-struct Pairing {
-    /// The table of the first output.
-    first: String,
-    /// The table of the first output from another table.
-    second: String,
-    /// The table between them that no word names.
-    via: String,
-    /// The first mention of `second` (an index into the analysis's mentions).
-    second_mention: usize,
-}
-
-/// A list of two tables' columns ("all reviewer names and movie names") that the plan
-/// pairs through a third table no word names and no verb relates, with no condition or
-/// figure: the question never said which reviewer goes with which movie.
-fn paired_through_unnamed(
-    tokens: &[Token],
-    analysis: &Analysis,
-    index: &SchemaIndex,
-    plan: &PlanModel,
-    spans: &[(usize, InterpretedSpan)],
-) -> Option<Pairing> {
-    if plan.tables.len() < 3
-        || plan.where_.is_some()
-        || plan.having.is_some()
-        || plan.select_items.iter().any(|s| s.expr.is_aggregate_call())
-        || spans.iter().any(|(_, s)| s.element.starts_with("the join of"))
-        // "the names of players and of their coaches", "the markets they are on", "for
-        // each train": a word that refers back pairs them.
-        || tokens.iter().any(|t| {
-            t.is_any(&["their", "its", "they", "them", "each", "whose", "his", "her", "per"])
-        })
-    {
-        return None;
-    }
-    let named: Vec<&str> = analysis
-        .mentions
-        .iter()
-        .map(|m| index.tables[m.target.table(index)].name.as_str())
-        .collect();
-    let unnamed = plan
-        .tables
-        .iter()
-        .find(|t| !named.iter().any(|n| n.eq_ignore_ascii_case(&t.name)))?;
-    let mut outputs = plan.select_items.iter().filter_map(|s| {
-        let alias = s.expr.alias.as_deref()?;
-        plan.tables
-            .iter()
-            .find(|t| t.alias == alias)
-            .map(|t| t.name.clone())
-    });
-    let first = outputs.next()?;
-    let second = outputs.find(|t| *t != first)?;
-    let second_mention = analysis
-        .mentions
-        .iter()
-        .position(|m| index.tables[m.target.table(index)].name == second)?;
-    Some(Pairing {
-        first,
-        second,
-        via: unnamed.name.clone(),
-        second_mention,
-    })
 }
 
 /// Two column mentions written as one compound noun ("the home team name", "the opening

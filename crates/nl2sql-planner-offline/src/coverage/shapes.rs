@@ -1,12 +1,78 @@
-//! Plans whose shape says the question was misread, whatever its words: a MIN or MAX per
-//! group no word asked for, conditions no row can meet together, and two tables met only
-//! through a parent both refer to that no word names. Each is refused by
-//! [`super::cover`], naming the words it came from.
+//! Plans whose shape says the question was misread, whatever its words: two lists paired
+//! through a table no word names, a MIN or MAX per group no word asked for, conditions no
+//! row can meet together, and two tables met only through a parent both refer to that no
+//! word names. Each is refused by [`super::cover`], naming the words it came from.
 
-use nl2sql_plan::PlanModel;
+use nl2sql_plan::{InterpretedSpan, PlanModel};
 
 use crate::analyze::Analysis;
 use crate::link::SchemaIndex;
+use crate::text::Token;
+
+/// Two tables whose columns a plan lists side by side, paired through a third.
+pub(super) struct Pairing {
+    /// The table of the first output.
+    pub(super) first: String,
+    /// The table of the first output from another table.
+    pub(super) second: String,
+    /// The table between them that no word names.
+    pub(super) via: String,
+    /// The first mention of `second` (an index into the analysis's mentions).
+    pub(super) second_mention: usize,
+}
+
+/// A list of two tables' columns ("all reviewer names and movie names") that the plan
+/// pairs through a third table no word names and no verb relates, with no condition or
+/// figure: the question never said which reviewer goes with which movie.
+pub(super) fn paired_through_unnamed(
+    tokens: &[Token],
+    analysis: &Analysis,
+    index: &SchemaIndex,
+    plan: &PlanModel,
+    spans: &[(usize, InterpretedSpan)],
+) -> Option<Pairing> {
+    if plan.tables.len() < 3
+        || plan.where_.is_some()
+        || plan.having.is_some()
+        || plan.select_items.iter().any(|s| s.expr.is_aggregate_call())
+        || spans.iter().any(|(_, s)| s.element.starts_with("the join of"))
+        // "the names of players and of their coaches", "the markets they are on", "for
+        // each train": a word that refers back pairs them.
+        || tokens.iter().any(|t| {
+            t.is_any(&["their", "its", "they", "them", "each", "whose", "his", "her", "per"])
+        })
+    {
+        return None;
+    }
+    let named: Vec<&str> = analysis
+        .mentions
+        .iter()
+        .map(|m| index.tables[m.target.table(index)].name.as_str())
+        .collect();
+    let unnamed = plan
+        .tables
+        .iter()
+        .find(|t| !named.iter().any(|n| n.eq_ignore_ascii_case(&t.name)))?;
+    let mut outputs = plan.select_items.iter().filter_map(|s| {
+        let alias = s.expr.alias.as_deref()?;
+        plan.tables
+            .iter()
+            .find(|t| t.alias == alias)
+            .map(|t| t.name.clone())
+    });
+    let first = outputs.next()?;
+    let second = outputs.find(|t| *t != first)?;
+    let second_mention = analysis
+        .mentions
+        .iter()
+        .position(|m| index.tables[m.target.table(index)].name == second)?;
+    Some(Pairing {
+        first,
+        second,
+        via: unnamed.name.clone(),
+        second_mention,
+    })
+}
 
 /// A MIN or MAX the plan takes per group of its other outputs when no word of the
 /// question asks for groups ("the phone number of the customer who filed the complaint

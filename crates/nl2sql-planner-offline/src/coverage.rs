@@ -17,7 +17,7 @@
 
 use nl2sql_plan::{Interpretation, InterpretedSpan, PlanModel};
 
-use super::analyze::Analysis;
+use super::analyze::{Analysis, EveryColumn};
 use super::confidence::{MODEL, signals};
 use super::intent::both_positions;
 use super::link::{Mention, SchemaIndex, Target};
@@ -258,11 +258,23 @@ pub(crate) fn cover(
                         unplaced.push((i, t.raw.clone()));
                     }
                 } else if analysis.cues.used.get(i).copied().unwrap_or(false) {
+                    let every_column = analysis
+                        .cues
+                        .every_column
+                        .filter(|(start, end)| (*start..*end).contains(&i))
+                        .and(analysis.every_column);
+                    let element = match every_column {
+                        Some(EveryColumn::Of(t)) => {
+                            format!("every column of table {}", index.tables[t].name)
+                        }
+                        Some(EveryColumn::Listed) => "the columns listed before it".to_owned(),
+                        None => OPERATION.to_owned(),
+                    };
                     spans.push((
                         i,
                         InterpretedSpan {
                             text: t.raw.clone(),
-                            element: OPERATION.to_owned(),
+                            element,
                         },
                     ));
                 } else if let Some(n) = counted.filter(|n| *n > 1)

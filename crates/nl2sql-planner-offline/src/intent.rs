@@ -100,6 +100,7 @@ const SCANNERS: &[Scanner] = &[
     ordering,
     grouping,
     distinct_or_negation,
+    every_column,
 ];
 
 /// "top 5", "first 3", "bottom 2".
@@ -419,11 +420,20 @@ fn ordering(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     }
     if t.is_any(&[
         "sorted", "ordered", "order", "sort", "ranked", "rank", "arranged",
-    ]) && s.w(i + 1) == "by"
-    {
-        c.order_key = Some(i + 2);
-        mark(c, i, i + 2);
-        return Some(i + 2);
+    ]) {
+        // "sort them by details", "order the results by age": what is sorted, named by a
+        // pronoun or as the result, before "by".
+        let object = match (s.w(i + 1), s.w(i + 2)) {
+            ("them" | "it" | "these" | "those", _) => 1,
+            ("the", "results" | "result" | "list") => 2,
+            _ => 0,
+        };
+        if s.w(i + 1 + object) == "by" {
+            let end = i + 2 + object;
+            c.order_key = Some(end);
+            mark(c, i, end);
+            return Some(end);
+        }
     }
     None
 }
@@ -446,6 +456,25 @@ fn grouping(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     c.groups.push(i + len);
     mark_barrier(c, i, i + len);
     Some(i + len)
+}
+
+/// Words that ask for every column of the rows: "all the information about courses",
+/// "the customer info".
+pub(crate) const EVERY_COLUMN_WORDS: &[&str] = &["information", "info"];
+
+/// "all the information about courses", "what information is there on albums": every
+/// column of the rows (the analysis drops the cue where the schema names a column or a
+/// table with the word).
+fn every_column(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let t = &s.tokens[i];
+    // Capitalised inside the question, a word of a name ("Computer Info. Systems").
+    let in_name = i > 0 && t.raw.starts_with(|ch: char| ch.is_uppercase());
+    if !t.is_any(EVERY_COLUMN_WORDS) || in_name || c.every_column.is_some() {
+        return None;
+    }
+    c.every_column = Some((i, i + 1));
+    mark(c, i, i + 1);
+    Some(i + 1)
 }
 
 /// "distinct", "unique", "different" (and "separate" after a distinct count); negations:

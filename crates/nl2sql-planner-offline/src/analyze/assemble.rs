@@ -4,7 +4,8 @@
 use std::collections::BTreeSet;
 
 use super::{
-    Agg, Builder, CmpOp, Filter, Having, Lit, Measure, Output, RankKey, Target, Test, Unlinked,
+    Agg, Builder, CmpOp, EveryColumn, Filter, Having, Lit, Measure, Output, RankKey, Target, Test,
+    Unlinked,
 };
 
 /// What the question is about: the mention that names the rows or attribute asked for,
@@ -628,6 +629,10 @@ impl Builder<'_> {
             {
                 cols.push(c);
             }
+            if let Some((start, _)) = self.cues.every_column {
+                self.a.every_column =
+                    self.every_column_reading(entity, entity_table, row_rank, start, &mut cols);
+            }
             if cols.is_empty() {
                 // Only filters: list the label of the filtered table.
                 let t = self
@@ -714,6 +719,70 @@ impl Builder<'_> {
         }
         let _ = self.role_unlinked.len();
         Ok(())
+    }
+
+    /// What a direction with no key sorts by ("ordered from most to least", "in
+    /// alphabetical order"): a measure, else the first output. Every column of a table
+    /// listed ("all the information about courses") puts its key first, which no one
+    /// sorts by for want of a word: there it is the table's label, and nothing when the
+    /// question named a key the analysis did not find ("sorted by date").
+    fn default_sort_key(&self) -> Option<Output> {
+        let measure = self
+            .a
+            .outputs
+            .iter()
+            .find(|o| matches!(o, Output::Measure(_)));
+        match self.a.every_column {
+            Some(EveryColumn::Of(t)) => measure.copied().or_else(|| {
+                self.index
+                    .label_column(t)
+                    .filter(|_| self.cues.order_key.is_none())
+                    .map(Output::Column)
+            }),
+            _ => measure.or(self.a.outputs.first()).copied(),
+        }
+    }
+
+    /// How "information" at `start` reads in a listing whose columns so far are `cols`:
+    /// right after listed columns, it is theirs ("the delegate and committee
+    /// information"); asked of rows ("all the information about courses", "the customer
+    /// information in state NY") when nothing but columns of their table is listed (their
+    /// label, a sort or ranking key), it is every column of their table, which replaces
+    /// `cols`. `None` (read no way, so the coverage check refuses the word) otherwise.
+    fn every_column_reading(
+        &self,
+        entity: Option<usize>,
+        entity_table: Option<usize>,
+        row_rank: Option<(usize, bool, Option<i64>)>,
+        start: usize,
+        cols: &mut Vec<usize>,
+    ) -> Option<EveryColumn> {
+        let listed_before = self
+            .mentions
+            .iter()
+            .any(|m| m.end == start && matches!(m.target, Target::Column(c) if cols.contains(&c)));
+        if listed_before {
+            return Some(EveryColumn::Listed);
+        }
+        if entity.is_some_and(|k| !matches!(self.mentions[k].target, Target::Table(_))) {
+            return None;
+        }
+        let t = entity_table
+            .or_else(|| {
+                self.a
+                    .filters
+                    .first()
+                    .map(|f| self.index.columns[f.column].table)
+            })
+            .or_else(|| cols.first().map(|c| self.index.columns[*c].table))?;
+        let rank_col = row_rank.map(|(c, _, _)| c);
+        if !cols.iter().all(|c| self.index.columns[*c].table == t)
+            || rank_col.is_some_and(|c| self.index.columns[c].table != t)
+        {
+            return None;
+        }
+        *cols = self.index.tables[t].columns.clone();
+        Some(EveryColumn::Of(t))
     }
 
     /// "the different positions of players from UCLA": in a listing of distinct values,
@@ -1000,14 +1069,8 @@ impl Builder<'_> {
                 self.a.order.insert(0, (o, desc));
             } else if let Some(first) = self.a.order.first_mut() {
                 first.1 = desc;
-            } else if let Some(o) = self
-                .a
-                .outputs
-                .iter()
-                .find(|o| matches!(o, Output::Measure(_)))
-                .or(self.a.outputs.first())
-            {
-                self.a.order.push((*o, desc));
+            } else if let Some(o) = self.default_sort_key() {
+                self.a.order.push((o, desc));
             }
         }
         if self.a.order.is_empty() && !self.a.group_by.is_empty() {

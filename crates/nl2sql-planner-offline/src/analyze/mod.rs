@@ -69,6 +69,15 @@ pub(crate) enum Output {
     Measure(usize),
 }
 
+/// What "information" asks for ([`Cues::every_column`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EveryColumn {
+    /// Every column of this table: "all the information about courses".
+    Of(usize),
+    /// The columns named right before it: "the delegate and committee information".
+    Listed,
+}
+
 /// A calendar period that a date column is grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Grain {
@@ -195,6 +204,8 @@ pub(crate) struct Analysis {
     pub(crate) limit: Option<i64>,
     /// `SELECT DISTINCT`.
     pub(crate) distinct: bool,
+    /// How "information" ([`Cues::every_column`]) was read, if it was.
+    pub(crate) every_column: Option<EveryColumn>,
     /// Content words that linked to nothing (reported, not used).
     pub(crate) unlinked: Vec<String>,
     /// How the question was read, for the plan's `reasoning`.
@@ -312,7 +323,21 @@ pub(crate) fn analyze(
             cues.used[i] = true;
         }
     }
+    // "the information of a document" over a schema with an `other_info` column: the
+    // schema's own word, for the linker.
+    if let Some((start, end)) = cues.every_column
+        && names_every_column_word(index)
+    {
+        cues.every_column = None;
+        cues.used[start..end].iter_mut().for_each(|u| *u = false);
+    }
     let mut mentions = link(question, &tokens, &cues.used, index);
+    // "the Computer Info. Systems department": the word inside a value is the value's.
+    if let Some((start, _)) = cues.every_column
+        && mentions.iter().any(|m| m.start <= start && start < m.end)
+    {
+        cues.every_column = None;
+    }
     // Not through a description alone: "sales" is in many descriptions of a sales
     // datasource.
     mentions.retain(|m| !(m.score <= DESCRIPTION_SCORE && (m.start..m.end).any(ds_word)));
@@ -339,6 +364,16 @@ pub(crate) fn analyze(
         arithmetic: None,
     }
     .run()
+}
+
+/// Whether a table or column name of the schema holds a word that asks for every column
+/// ("information", "info").
+fn names_every_column_word(index: &SchemaIndex) -> bool {
+    let names = index.tables.iter().map(|t| &t.name);
+    names
+        .chain(index.columns.iter().map(|c| &c.name))
+        .flat_map(|n| crate::text::split_ident(n))
+        .any(|w| crate::intent::EVERY_COLUMN_WORDS.contains(&w.to_lowercase().as_str()))
 }
 
 struct Builder<'a> {

@@ -1,7 +1,7 @@
 //! The cues a plan must show: a question's aggregation, superlative, top-N, ordering,
 //! grouping or distinct that the built plan has no counterpart for.
 
-use crate::analyze::Analysis;
+use crate::analyze::{Analysis, EveryColumn};
 use crate::intent::Agg;
 use crate::link::{Mention, SchemaIndex, Target};
 use crate::text::Token;
@@ -116,6 +116,22 @@ pub(super) fn missing_cues(
         };
         if !ok {
             out.push((cue.start, cue.end, name.to_owned()));
+        }
+    }
+    // "all the information about courses": every column of the rows, or (right after
+    // listed columns) theirs.
+    if let Some((start, end)) = cues.every_column {
+        let ok = match analysis.every_column {
+            Some(EveryColumn::Listed) => true,
+            Some(EveryColumn::Of(t)) => {
+                let columns = &index.tables[t].columns;
+                plan.select_items.len() >= columns.len()
+                    && columns.iter().all(|c| used.reads_column(index, *c))
+            }
+            None => false,
+        };
+        if !ok {
+            out.push((start, end, "every column of the rows asked for".to_owned()));
         }
     }
     // "how many are male and how many are female": two counts asked for, where the plan
@@ -242,6 +258,14 @@ pub(super) fn missing_cues(
     out.extend(dates_unbounded(tokens, analysis, used, &inside_mention));
     out.extend(comparisons_unread(tokens, analysis, &inside_mention));
     out.extend(directions_unplaced(tokens, plan));
+    // "sorted by date in ascending order" with no sort key the plan could read: an order
+    // asked for and missing.
+    if plan.order_by.is_empty()
+        && let Some(at) = cues.order_key
+    {
+        let start = at.saturating_sub(2);
+        out.push((start, at, "an order".to_owned()));
+    }
     // "the first and last name", "start and end dates": a word coordinated with a
     // column's name ("last name" → `last_name`) that with the same head names another
     // column of that table (`first_name`) asks for that column too.

@@ -121,6 +121,10 @@ pub(crate) struct Cues {
     pub(crate) order_noun: Option<usize>,
     /// `distinct`, `unique`, `different`.
     pub(crate) distinct: bool,
+    /// "all the information about courses", "the customer info": every column of the
+    /// rows asked for (where the words of the question are not the schema's own names):
+    /// the word's span.
+    pub(crate) every_column: Option<(usize, usize)>,
     /// The question starts with `which`/`what`/`who`/`list`/`show`.
     pub(crate) listing: bool,
     /// Negation before a value (`not`, `except`, `other than`) at these tokens.

@@ -14,6 +14,7 @@ mod confidence;
 mod coverage;
 mod cross_source;
 mod distinct;
+mod every_column;
 mod extremes;
 mod frequency;
 mod genders;

@@ -721,6 +721,38 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// A listed column named after "by" and right before a direction ("the dates of games
+    /// by the home team name in descending order"): the key it sorts by. Not in a grouped
+    /// plan.
+    fn listed_before_direction(&self) -> Option<usize> {
+        if !self.a.measures.is_empty() {
+            return None;
+        }
+        let w = |k: usize| self.tokens.get(k).map_or("", |t| t.lower.as_str());
+        self.mentions.iter().find_map(|m| {
+            let c = m.column()?;
+            // After "by": "in alphabetical order" after "the names and their types" sorts
+            // the whole list, not by the last column named.
+            let by = match m.start {
+                0 => false,
+                s => w(s - 1) == "by" || (s > 1 && w(s - 1) == "the" && w(s - 2) == "by"),
+            };
+            if !by {
+                return None;
+            }
+            let mut at = m.end;
+            if self.tokens.get(at).is_some_and(|t| t.is("in")) {
+                at += 1;
+                if self.tokens.get(at).is_some_and(|t| t.is_any(&["a", "the"])) {
+                    at += 1;
+                }
+            }
+            (crate::intent::direction_words(self.tokens, at).is_some()
+                && self.a.outputs.contains(&Output::Column(c)))
+            .then_some(c)
+        })
+    }
+
     /// What a direction with no key sorts by ("ordered from most to least", "in
     /// alphabetical order"): a measure, else the first output. Every column of a table
     /// listed ("all the information about courses") puts its key first, which no one
@@ -1065,6 +1097,11 @@ impl Builder<'_> {
                 if self.a.measures.is_empty() && !self.a.outputs.contains(&o) {
                     self.a.outputs.push(o);
                 }
+                self.a.order.retain(|(x, _)| *x != o);
+                self.a.order.insert(0, (o, desc));
+            } else if let Some(c) = self.listed_before_direction() {
+                // "by the home team name in descending order".
+                let o = Output::Column(c);
                 self.a.order.retain(|(x, _)| *x != o);
                 self.a.order.insert(0, (o, desc));
             } else if let Some(first) = self.a.order.first_mut() {

@@ -68,6 +68,7 @@ pub(crate) fn link(
     let mentions = complete_names(mentions, tokens, index);
     let mut mentions = merge_qualified(mentions, tokens, index);
     names_of_tables(&mut mentions, tokens, used, index);
+    let mut mentions = names_after_their_noun(mentions, tokens, used, index);
     keys::key_words(&mut mentions, tokens, used, index);
     referenced::to_referenced_keys(&mut mentions, tokens, index);
     mentions
@@ -141,6 +142,87 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], in
         {
             mentions[k].guess = None;
         }
+    }
+}
+
+/// "the city name" over a `city` table named by its `City` column, "all director names"
+/// over a `Director` column, "the party name" where `Party` is a category of
+/// representatives (who have a `Name` of their own): "name" right after a table's word is
+/// the table's name column, and right after a text column (not a key, not a code) it is
+/// that column's own values; the word joins the mention before it, and whatever else it
+/// linked to goes.
+fn names_after_their_noun(
+    mentions: Vec<Mention>,
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+) -> Vec<Mention> {
+    // "name" right after the word before it (one space: not "card number, name"), and
+    // not a kind of name ("full name", "last name").
+    let names_at = |i: usize| {
+        i > 0
+            && tokens[i].is_any(&["name", "names"])
+            && tokens[i].pos.0 == tokens[i - 1].pos.1 + 1
+            && !tokens[i - 1].is_any(&[
+                "full", "first", "last", "given", "middle", "family", "user", "nick", "code",
+            ])
+    };
+    let mut out: Vec<Mention> = Vec::with_capacity(mentions.len());
+    for m in mentions {
+        let at = m.start;
+        if m.end == at + 1
+            && names_at(at)
+            && let Some(prev) = out.last_mut()
+            && prev.end == at
+            && let Some(target) = noun_named(prev, index)
+        {
+            prev.end = at + 1;
+            prev.target = target;
+            prev.alternatives.clear();
+            prev.guess = None;
+            continue;
+        }
+        out.push(m);
+    }
+    // The word linked to nothing at all.
+    for (i, &cue) in used.iter().enumerate() {
+        if !names_at(i) || cue || out.iter().any(|m| m.start <= i && i < m.end) {
+            continue;
+        }
+        if let Some(prev) = out.iter_mut().find(|m| m.end == i)
+            && let Some(target) = noun_named(prev, index)
+        {
+            prev.end = i + 1;
+            prev.target = target;
+            prev.alternatives.clear();
+            prev.guess = None;
+        }
+    }
+    out
+}
+
+/// What "name" right after mention `m` names: the name column of the table `m` names,
+/// or the text column `m` names itself (a category or a name: not a key, a code or a
+/// reference to another table); `None` when the mention is no such noun.
+fn noun_named(m: &Mention, index: &SchemaIndex) -> Option<Target> {
+    if m.guess.is_some() {
+        return None;
+    }
+    match m.target {
+        Target::Table(t) => index.name_column(t).map(Target::Column),
+        Target::Column(c) => {
+            let col = &index.columns[c];
+            let words = split_ident(&col.name);
+            let code = words
+                .last()
+                .is_some_and(|w| matches!(w.to_lowercase().as_str(), "code" | "id" | "type"));
+            // A column that refers to a table ("the winning aircraft name") names a row
+            // of it: `names_of_tables` reads that name.
+            let refers = referenced::referenced_key(index, c).is_some();
+            (col.class == TypeClass::Text && !col.is_key && !code && !refers)
+                .then_some(Target::Column(c))
+        }
+        Target::Value { .. } => None,
     }
 }
 

@@ -7,7 +7,7 @@
 
 use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
-use super::rules::{check, describe};
+use super::rules::{check, check_placed, describe};
 use super::{col, samples, snapshot_of, table};
 
 fn music() -> SchemaSnapshot {
@@ -271,5 +271,67 @@ fn a_name_after_a_column_that_refers_to_a_table_is_that_rows_name() {
         &races,
         "Please list the location and the winning aircraft name.",
         "SELECT r.location AS location, r.winning_aircraft AS winning_aircraft, a.aircraft AS aircraft FROM race AS r INNER JOIN aircraft AS a ON r.winning_aircraft = a.id LIMIT 10000",
+    );
+}
+
+/// A harbour: ports named by a `Port` column, ships with a name of their own and a flag.
+fn harbour() -> SchemaSnapshot {
+    snapshot_of(
+        "harbour",
+        vec![
+            table(
+                "port",
+                vec![
+                    col("Port_ID", "INTEGER", true),
+                    col("Port", "TEXT", false),
+                    col("Country", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "ship",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("name", "TEXT", false),
+                    col("flag", "TEXT", false),
+                    col("tonnage", "REAL", false),
+                    col("port_id", "INTEGER", false),
+                ],
+                vec![("port_id", "port")],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn a_name_right_after_its_noun_is_that_nouns_own() {
+    let h = harbour();
+    // A table's word, then "name": the table's name column, even when it has no column
+    // called name.
+    check_placed(
+        &h,
+        "List the port name and country of every port.",
+        "SELECT p.Port AS port, p.Country AS country FROM port AS p LIMIT 10000",
+    );
+    // A category's word, then "name": the category itself, not the rows' own name.
+    check_placed(
+        &h,
+        "Show the flag name and the number of ships for each flag.",
+        "SELECT s.flag AS flag, COUNT(*) AS ship_count FROM ship AS s GROUP BY s.flag ORDER BY s.flag LIMIT 10000",
+    );
+    // Not across a comma: the card of a list, then the rows' own name.
+    check_placed(
+        &h,
+        "Show the flag, name and tonnage of every ship.",
+        "SELECT s.flag AS flag, s.name AS ship, s.tonnage AS tonnage FROM ship AS s LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_column_after_by_right_before_a_direction_is_the_sort_key() {
+    check_placed(
+        &harbour(),
+        "List the names of ships by the flag in descending order.",
+        "SELECT s.name AS ship, s.flag AS flag FROM ship AS s ORDER BY s.flag DESC LIMIT 10000",
     );
 }

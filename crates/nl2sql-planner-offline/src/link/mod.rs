@@ -68,6 +68,7 @@ pub(crate) fn link(
     let mentions = complete_names(mentions, tokens, index);
     let mut mentions = merge_qualified(mentions, tokens, index);
     names_of_tables(&mut mentions, tokens, used, index);
+    attributes_of_tables(&mut mentions, tokens, used, index);
     let mut mentions = names_after_their_noun(mentions, tokens, used, index);
     keys::key_words(&mut mentions, tokens, used, index);
     referenced::to_referenced_keys(&mut mentions, tokens, index);
@@ -223,6 +224,64 @@ fn noun_named(m: &Mention, index: &SchemaIndex) -> Option<Target> {
                 .then_some(Target::Column(c))
         }
         Target::Value { .. } => None,
+    }
+}
+
+/// "the descriptions of the service types", "the details of the museums": a word that
+/// names a column of some table, right before "of" and a table (or a column whose words
+/// name the table it refers to: `Services.Service_Type_Code` for `Ref_Service_Types`), is
+/// that table's column when exactly one of its columns holds the word (names are
+/// `names_of_tables`'s).
+fn attributes_of_tables(
+    mentions: &mut [Mention],
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+) {
+    for k in 0..mentions.len() {
+        let m = &mentions[k];
+        let Target::Column(c) = m.target else {
+            continue;
+        };
+        if m.end != m.start + 1 || tokens[m.start].is_any(&["name", "names"]) {
+            continue;
+        }
+        let word = tokens[m.start].stem.clone();
+        let Some(at) = past_of(tokens, used, m.end, |k| {
+            mentions
+                .iter()
+                .find(|n| n.start == k && matches!(n.target, Target::Value { .. }))
+                .map(|v| v.end)
+        }) else {
+            continue;
+        };
+        let Some(n) = mentions.iter().find(|n| n.start == at) else {
+            continue;
+        };
+        let owner = match n.target {
+            Target::Table(t) => Some(t),
+            Target::Column(o) => referenced::referenced_key(index, o)
+                .map(|key| index.columns[key].table)
+                .filter(|r| {
+                    tokens[n.start..n.end]
+                        .iter()
+                        .all(|w| index.tables[*r].stems.contains(&w.stem))
+                }),
+            Target::Value { .. } => None,
+        };
+        let Some(t) = owner.filter(|t| *t != index.columns[c].table) else {
+            continue;
+        };
+        let holding: Vec<usize> = index.tables[t]
+            .columns
+            .iter()
+            .copied()
+            .filter(|o| !index.columns[*o].is_key && index.columns[*o].stems.contains(&word))
+            .collect();
+        if let [only] = holding[..] {
+            mentions[k].target = Target::Column(only);
+            mentions[k].guess = None;
+        }
     }
 }
 

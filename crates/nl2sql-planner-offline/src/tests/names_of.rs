@@ -335,3 +335,50 @@ fn a_column_after_by_right_before_a_direction_is_the_sort_key() {
         "SELECT s.name AS ship, s.flag AS flag FROM ship AS s ORDER BY s.flag DESC LIMIT 10000",
     );
 }
+
+/// Vessels of hull types kept in a reference table (keyed by a code the vessels refer
+/// to), each with a description.
+fn registry() -> SchemaSnapshot {
+    let mut vessels = table(
+        "Vessels",
+        vec![
+            col("vessel_id", "INTEGER", true),
+            col("hull_type_code", "TEXT", false),
+            col("vessel_description", "TEXT", false),
+            col("berth_fee", "REAL", false),
+        ],
+        vec![("hull_type_code", "Ref_Hull_Types")],
+    );
+    vessels.foreign_keys[0].referred_columns = vec!["hull_type_code".into()];
+    snapshot_of(
+        "registry",
+        vec![
+            table(
+                "Ref_Hull_Types",
+                vec![
+                    col("hull_type_code", "TEXT", true),
+                    col("hull_type_description", "TEXT", false),
+                ],
+                vec![],
+            ),
+            vessels,
+        ],
+    )
+}
+
+#[test]
+fn a_word_before_of_and_a_table_is_that_tables_column() {
+    let r = registry();
+    // The table the words after "of" name, through the column that refers to it.
+    check(
+        &r,
+        "What are the descriptions of the hull types of vessels with berth fee above 100?",
+        "SELECT DISTINCT rht.hull_type_description AS hull_type_description, v.hull_type_code AS hull_type_code FROM Ref_Hull_Types AS rht INNER JOIN Vessels AS v ON rht.hull_type_code = v.hull_type_code WHERE v.berth_fee > 100 ORDER BY rht.hull_type_description LIMIT 10000",
+    );
+    // The rows' own column where the table after "of" is theirs.
+    check(
+        &r,
+        "What are the descriptions of the vessels with berth fee above 100?",
+        "SELECT v.vessel_description AS vessel_description FROM Vessels AS v WHERE v.berth_fee > 100 LIMIT 10000",
+    );
+}

@@ -332,7 +332,8 @@ pub(crate) fn analyze(
         cues.used[start..end].iter_mut().for_each(|u| *u = false);
     }
     let mut mentions = link(question, &tokens, &cues.used, index);
-    // "the Computer Info. Systems department": the word inside a value is the value's.
+    // A value spelt with the word ("the tech info desk", linked over cue words): the
+    // word is the value's.
     if let Some((start, _)) = cues.every_column
         && mentions.iter().any(|m| m.start <= start && start < m.end)
     {

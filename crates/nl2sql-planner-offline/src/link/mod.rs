@@ -177,10 +177,7 @@ fn names_after_their_noun(
             && prev.end == at
             && let Some(target) = noun_named(prev, index)
         {
-            prev.end = at + 1;
-            prev.target = target;
-            prev.alternatives.clear();
-            prev.guess = None;
+            absorb_name(prev, at, target);
             continue;
         }
         out.push(m);
@@ -193,13 +190,18 @@ fn names_after_their_noun(
         if let Some(prev) = out.iter_mut().find(|m| m.end == i)
             && let Some(target) = noun_named(prev, index)
         {
-            prev.end = i + 1;
-            prev.target = target;
-            prev.alternatives.clear();
-            prev.guess = None;
+            absorb_name(prev, i, target);
         }
     }
     out
+}
+
+/// Mention `m` takes in the word "name" at `at` (right after it), as `target`, decided.
+fn absorb_name(m: &mut Mention, at: usize, target: Target) {
+    m.end = at + 1;
+    m.target = target;
+    m.alternatives.clear();
+    m.guess = None;
 }
 
 /// What "name" right after mention `m` names: the name column of the table `m` names,

@@ -249,12 +249,7 @@ fn attributes_of_tables(
             continue;
         }
         let word = tokens[m.start].stem.clone();
-        let Some(at) = past_of(tokens, used, m.end, |k| {
-            mentions
-                .iter()
-                .find(|n| n.start == k && matches!(n.target, Target::Value { .. }))
-                .map(|v| v.end)
-        }) else {
+        let Some(at) = past_of(tokens, used, m.end, |k| value_end(mentions, k)) else {
             continue;
         };
         let Some(n) = mentions.iter().find(|n| n.start == at) else {
@@ -336,6 +331,14 @@ fn past_of_words(
     }
 }
 
+/// Where a value mention starting at token `k` ends, if one does.
+fn value_end(mentions: &[Mention], k: usize) -> Option<usize> {
+    mentions
+        .iter()
+        .find(|n| n.start == k && matches!(n.target, Target::Value { .. }))
+        .map(|v| v.end)
+}
+
 /// The table named right after "of" at `at` ("the name of its factory", "the names of
 /// all female students"): past a determiner or "all" and values that qualify the rows,
 /// the table, or a column qualified by its table's word ("movies directed"). Words of
@@ -348,12 +351,7 @@ fn table_after_of(
     index: &SchemaIndex,
     at: usize,
 ) -> Option<(usize, bool)> {
-    let at = past_of_words(tokens, used, at, &["of", "for"], |k| {
-        mentions
-            .iter()
-            .find(|n| n.start == k && matches!(n.target, Target::Value { .. }))
-            .map(|v| v.end)
-    })?;
+    let at = past_of_words(tokens, used, at, &["of", "for"], |k| value_end(mentions, k))?;
     let n = mentions.iter().find(|n| n.start == at)?;
     match n.target {
         Target::Table(t) => Some((t, true)),

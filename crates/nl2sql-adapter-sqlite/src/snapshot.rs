@@ -180,6 +180,7 @@ pub(crate) fn snapshot_on(
                         referred_columns: vec![to],
                         cardinality: nl2sql_state::Cardinality::ManyToOne,
                         business_meaning: None,
+                        inferred: false,
                     },
                 ));
             }
@@ -224,6 +225,8 @@ pub(crate) fn snapshot_on(
         metadata.tables.insert(table.table.full_name(), tmeta);
         contract.add_table(table);
     }
+    // The undeclared keys the names spell, as every adapter's contract has them.
+    contract.infer_foreign_keys();
     Ok(SchemaSnapshot {
         contract,
         metadata: (detail == Detail::Full).then_some(metadata),

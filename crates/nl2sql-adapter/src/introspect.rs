@@ -46,7 +46,8 @@ pub struct CatalogForeignKey {
 }
 
 /// Builds the contract: tables in the order of `columns`, primary keys from
-/// `primary_keys` (table, column), foreign keys grouped by constraint name.
+/// `primary_keys` (table, column), foreign keys grouped by constraint name, then the
+/// undeclared keys the names spell ([`SchemaContract::infer_foreign_keys`]).
 pub fn assemble_contract(
     datasource_id: &str,
     engine_type: &str,
@@ -102,6 +103,7 @@ pub fn assemble_contract(
                 cardinality: Cardinality::ManyToOne,
                 // Temporarily holds the constraint name for grouping; cleared below.
                 business_meaning: Some(fk.name.clone()),
+                inferred: false,
             }),
         }
     }
@@ -112,6 +114,7 @@ pub fn assemble_contract(
         }
         contract.add_table(table);
     }
+    contract.infer_foreign_keys();
     contract
 }
 

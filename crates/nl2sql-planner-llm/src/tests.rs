@@ -156,6 +156,7 @@ fn snapshot() -> SchemaSnapshot {
         referred_columns: vec!["id".into()],
         cardinality: Default::default(),
         business_meaning: Some("who ordered".into()),
+        inferred: false,
     });
     contract.add_table(orders);
     let mut table_meta = TableMetadata {

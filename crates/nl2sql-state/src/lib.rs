@@ -13,6 +13,7 @@ mod config;
 mod context;
 mod dialect;
 mod error;
+mod inferred_keys;
 mod integrity;
 mod names;
 mod node;
@@ -36,6 +37,7 @@ pub use dialect::{Dialect, UnknownDialect};
 pub use error::{
     ErrorCode, PipelineError, Result, Severity, UnknownErrorCode, sanitize_engine_message,
 };
+pub use inferred_keys::ident_words;
 pub use integrity::{IntegrityReport, IntegrityRow, IntegrityStatus, RuleKind};
 pub use names::{norm, norm_parts};
 pub use node::Node;

@@ -118,6 +118,10 @@ pub struct ForeignKeyContract {
     /// What the relationship means, when described.
     #[serde(default)]
     pub business_meaning: Option<String>,
+    /// Not declared by the database: read from the names
+    /// ([`SchemaContract::infer_foreign_keys`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub inferred: bool,
 }
 
 /// A table: its name, columns in table order and foreign keys.

@@ -225,6 +225,7 @@ fn contract(fk_order_reversed: bool) -> SchemaContract {
         referred_columns: vec!["id".into()],
         cardinality: Cardinality::Unknown,
         business_meaning: None,
+        inferred: false,
     };
     let mut fks = vec![fk("machines", "machine_id"), fk("products", "product_id")];
     if fk_order_reversed {

@@ -143,6 +143,7 @@ fn foreign_key(
             .collect(),
         cardinality: Default::default(),
         business_meaning: None,
+        inferred: false,
     }
 }
 

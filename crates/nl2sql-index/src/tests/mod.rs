@@ -73,6 +73,7 @@ fn shop_named(ds: &str) -> SchemaSnapshot {
             referred_columns: vec!["id".to_owned()],
             cardinality: Default::default(),
             business_meaning: Some("the customer who placed the order".to_owned()),
+            inferred: false,
         }],
     });
     let mut tables = BTreeMap::new();

@@ -181,6 +181,7 @@ fn table(name: &str, cols: Vec<(String, ColumnContract)>, fks: Vec<(&str, &str)>
                 referred_columns: vec!["id".into()],
                 cardinality: Default::default(),
                 business_meaning: None,
+                inferred: false,
             })
             .collect(),
     }

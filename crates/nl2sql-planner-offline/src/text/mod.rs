@@ -211,33 +211,13 @@ fn is_iso_date_prefix(s: &str) -> bool {
         && b[8..10].iter().all(u8::is_ascii_digit)
 }
 
-/// Splits an identifier into lower-case words: `production_runs` → `production runs`,
-/// `unitPrice` → `unit price`, `HTTPCode` → `http code`.
-pub(crate) fn split_ident(name: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut current = String::new();
-    let chars: Vec<char> = name.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if !c.is_alphanumeric() {
-            if !current.is_empty() {
-                words.push(std::mem::take(&mut current));
-            }
-            continue;
-        }
-        let boundary = c.is_uppercase()
-            && !current.is_empty()
-            && (chars[i - 1].is_lowercase()
-                || chars[i - 1].is_ascii_digit()
-                || chars.get(i + 1).is_some_and(|n| n.is_lowercase()));
-        if boundary {
-            words.push(std::mem::take(&mut current));
-        }
-        current.extend(c.to_lowercase());
-    }
-    if !current.is_empty() {
-        words.push(current);
-    }
-    words
+pub(crate) use nl2sql_state::ident_words as split_ident;
+
+/// Whether something besides one space (a comma, a parenthesis, a quote) stands between
+/// token `i` and the token before it: commas are not tokens, so "ids, names" and "ids
+/// names" differ only here.
+pub(crate) fn punctuated_before(tokens: &[Token], i: usize) -> bool {
+    i > 0 && i < tokens.len() && tokens[i].pos.0 > tokens[i - 1].pos.1 + 1
 }
 
 /// Light stemming: plural to singular, `-ing`/`-ed`, a final `e`; the same rules on both

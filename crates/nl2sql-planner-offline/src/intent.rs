@@ -441,7 +441,7 @@ fn ordering(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
 /// "for each", "for different", "per", "by", "grouped by", "broken down by".
 fn grouping(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     let len = match (s.w(i), s.w(i + 1)) {
-        ("for", "each") | ("of", "each") | ("for", "every") | ("in", "each") => 2,
+        ("for" | "of" | "in", "each") | ("for" | "in", "every") => 2,
         // "the average amount of transactions for different lots": for each lot.
         ("for", "different") => 2,
         ("grouped", "by") | ("broken", "down") | ("split", "by") | ("breakdown", "by") => {

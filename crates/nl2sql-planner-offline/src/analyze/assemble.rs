@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use super::{
     Agg, Builder, CmpOp, EveryColumn, Filter, Having, Lit, Measure, Output, RankKey, Target, Test,
-    Unlinked,
+    Unlinked, is_function_word, punctuated_before,
 };
 
 /// What the question is about: the mention that names the rows or attribute asked for,
@@ -585,7 +585,9 @@ impl Builder<'_> {
                 {
                     let other = match m.target {
                         Target::Table(t) => Some(t),
-                        Target::Column(c) if self.is_verb_link(m, c) => {
+                        Target::Column(c)
+                            if self.is_verb_link(m, c) || self.had_by_the_listed_rows(m, c, e) =>
+                        {
                             Some(self.index.columns[c].table)
                         }
                         _ => None,
@@ -614,6 +616,18 @@ impl Builder<'_> {
                         crate::joins::distance(self.index, t, self.index.columns[c].table).is_some()
                     })
                 {
+                    cols.push(c);
+                }
+                // "the first and last name, department, city and state of each employee":
+                // a table named in a list of the columns asked for is asked for by its
+                // label, not only joined.
+                if let Target::Table(t) = m.target
+                    && entity_table != Some(t)
+                    && self.listed_among_columns(k)
+                    && let Some(c) = self.index.label_column(t)
+                    && !cols.contains(&c)
+                {
+                    self.consumed[k] = true;
                     cols.push(c);
                 }
             }
@@ -724,6 +738,32 @@ impl Builder<'_> {
     /// A listed column named after "by" and right before a direction ("the dates of games
     /// by the home team name in descending order"): the key it sorts by. Not in a grouped
     /// plan.
+    /// Whether mention `k` stands in a list of column mentions: a comma or "and"
+    /// between it and a column mention right before or right after it. (Commas are not
+    /// tokens: two mentions side by side are apart by more than one space.)
+    fn listed_among_columns(&self, k: usize) -> bool {
+        let m = &self.mentions[k];
+        let separator = |from: usize, to: usize| match to.checked_sub(from) {
+            Some(0) => punctuated_before(self.tokens, to),
+            Some(1) => self.tokens[from].is("and"),
+            _ => false,
+        };
+        let column = |j: usize| matches!(self.mentions[j].target, Target::Column(_));
+        let before = k
+            .checked_sub(1)
+            .is_some_and(|j| column(j) && separator(self.mentions[j].end, m.start));
+        let after = self
+            .mentions
+            .get(k + 1)
+            .is_some_and(|n| column(k + 1) && separator(m.end, n.start));
+        // The table's name is the whole item: "department number" names a column.
+        let whole = self
+            .tokens
+            .get(m.end)
+            .is_none_or(|t| is_function_word(&t.lower) || punctuated_before(self.tokens, m.end));
+        (before || after) && whole
+    }
+
     fn listed_before_direction(&self) -> Option<usize> {
         if !self.a.measures.is_empty() {
             return None;
@@ -850,6 +890,19 @@ impl Builder<'_> {
 
     /// True when a column mention is a past participle that names the column only by a
     /// word of it ("produced" in `quantity_produced`): a verb, not a column to list.
+    /// "students who have president votes": a column of another table that refers to the
+    /// listed table `e`, named after "have" or "with", says which related rows the listed
+    /// rows must have (and by which key), not a column to list.
+    fn had_by_the_listed_rows(&self, m: &super::Mention, c: usize, e: usize) -> bool {
+        let col = &self.index.columns[c];
+        col.table != e
+            && self.index.column_refers_to(c, e)
+            && (0..m.start)
+                .rev()
+                .find(|&i| !self.tokens[i].is_any(&["a", "an", "the", "any", "some"]))
+                .is_some_and(|i| self.tokens[i].is_any(&["have", "has", "had", "with"]))
+    }
+
     fn is_verb_link(&self, m: &super::Mention, c: usize) -> bool {
         m.score <= 8
             && self.index.columns[c].is_measure()

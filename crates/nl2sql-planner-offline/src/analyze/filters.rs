@@ -23,7 +23,13 @@ impl Builder<'_> {
                 .cues
                 .negations
                 .iter()
-                .position(|n| *n < m.start && m.start - n <= 3);
+                .position(|n| *n < m.start && m.start - n <= 3)
+                .or_else(|| {
+                    self.cues
+                        .negations
+                        .iter()
+                        .position(|n| self.negation_reaches_value(*n, m.start, *column))
+                });
             if let Some(p) = negation {
                 self.negations_used[p] = true;
                 // "ranks that have no captain in the Third-rate class", "people who have
@@ -261,6 +267,38 @@ impl Builder<'_> {
                 _ => break,
             }
         }
+    }
+
+    /// Whether the negation at `n` reaches a value of `column` starting at `start` across
+    /// more than three words: "not from the country of Switzerland", "do not have the
+    /// status 'Village'", "did not grow up in Santo Domingo". Between them only grammar
+    /// words, mentions of that same column and at most two other words (a verb and its
+    /// particle); never a clause ("and", "who", "than"), another table or column, nor
+    /// "any" (which asks for an absence of related rows), and at most six words.
+    fn negation_reaches_value(&self, n: usize, start: usize, column: usize) -> bool {
+        if start <= n || start - n > 6 {
+            return false;
+        }
+        let gap = n + 1..start;
+        if self.tokens[gap.clone()].iter().any(|t| {
+            t.is_any(&[
+                "and", "or", "but", "who", "which", "that", "whose", "whom", "than", "any", "no",
+                "not", "never",
+            ])
+        }) {
+            return false;
+        }
+        let inside = |i: usize| self.mentions.iter().find(|m| m.start <= i && i < m.end);
+        let mut others = 0;
+        for i in gap {
+            match inside(i) {
+                Some(m) if m.target == Target::Column(column) => {}
+                Some(_) => return false,
+                None if is_function_word(&self.tokens[i].lower) => {}
+                None => others += 1,
+            }
+        }
+        others <= 2
     }
 
     /// Whether the negation at `n` reaches a mention starting at `start`: within three

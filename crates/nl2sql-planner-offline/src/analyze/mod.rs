@@ -17,7 +17,7 @@ mod filters;
 mod intersections;
 mod per_answer;
 mod years;
-use super::text::{Token, TokenKind, is_function_word, is_stop_word, tokenize};
+use super::text::{Token, TokenKind, is_function_word, is_stop_word, punctuated_before, tokenize};
 
 /// Nouns that follow a datasource's name when the question names the datasource.
 const SOURCE_NOUNS: &[&str] = &[

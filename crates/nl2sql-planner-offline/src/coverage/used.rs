@@ -15,6 +15,8 @@ pub(super) struct Used {
     pub(super) columns: BTreeSet<(String, String)>,
     pub(super) numbers: Vec<f64>,
     pub(super) strings: Vec<String>,
+    /// `table.column` references of the join conditions.
+    pub(super) join_columns: BTreeSet<(String, String)>,
 }
 
 impl Used {
@@ -27,7 +29,7 @@ impl Used {
             .collect();
         used.tables = alias_table.iter().map(|(_, t)| t.clone()).collect();
         let only_table = (alias_table.len() == 1).then(|| alias_table[0].1.clone());
-        let mut visit = |e: &Expr| match e.kind {
+        let mut visit = |e: &Expr, columns: &mut BTreeSet<(String, String)>| match e.kind {
             ExprKind::Column => {
                 let Some(name) = e.column_name.as_deref() else {
                     return;
@@ -43,7 +45,7 @@ impl Used {
                     })
                     .or_else(|| only_table.clone());
                 if let Some(table) = table {
-                    used.columns.insert((table, name.to_lowercase()));
+                    columns.insert((table, name.to_lowercase()));
                 }
             }
             ExprKind::Literal => match &e.value {
@@ -60,9 +62,16 @@ impl Used {
         exprs.extend(plan.group_by.iter().map(|g| &g.expr));
         exprs.extend(plan.having.iter());
         exprs.extend(plan.order_by.iter().map(|o| &o.expr));
+        let mut columns = BTreeSet::new();
         for e in exprs {
-            e.walk(&mut visit);
+            e.walk(&mut |e| visit(e, &mut columns));
         }
+        let mut join_columns = BTreeSet::new();
+        for j in &plan.joins {
+            j.condition.walk(&mut |e| visit(e, &mut join_columns));
+        }
+        used.columns = columns;
+        used.join_columns = join_columns;
         if let Some(limit) = plan.limit {
             used.numbers.push(limit as f64);
         }
@@ -82,6 +91,32 @@ impl Used {
             index.tables[col.table].name.to_lowercase(),
             col.name.to_lowercase(),
         ))
+    }
+
+    /// Whether the plan joins by column `c` of `index` where the name chose the key: one
+    /// of two or more foreign keys between the same two tables ("students who have
+    /// president votes" joins by `President_Vote`, not by another vote column).
+    pub(super) fn joins_by_named_key(&self, index: &SchemaIndex, c: usize) -> bool {
+        let col = &index.columns[c];
+        let leads = |f: &crate::link::ForeignKey| {
+            f.from == col.table
+                && f.from_columns
+                    .iter()
+                    .any(|n| n.eq_ignore_ascii_case(&col.name))
+        };
+        let Some(key) = index.foreign_keys.iter().find(|f| leads(f)) else {
+            return false;
+        };
+        let parallel = index
+            .foreign_keys
+            .iter()
+            .filter(|f| f.from == key.from && f.to == key.to)
+            .count();
+        parallel >= 2
+            && self.join_columns.contains(&(
+                index.tables[col.table].name.to_lowercase(),
+                col.name.to_lowercase(),
+            ))
     }
 
     pub(super) fn has_number(&self, x: f64) -> bool {
@@ -124,7 +159,7 @@ pub(super) fn element_of(m: &Mention, index: &SchemaIndex, used: &Used) -> (Stri
             let table = &index.tables[col.table].name;
             (
                 format!("column {table}.{}", col.name),
-                used.reads_column(index, *c),
+                used.reads_column(index, *c) || used.joins_by_named_key(index, *c),
             )
         }
         Target::Value {

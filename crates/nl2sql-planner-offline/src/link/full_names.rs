@@ -2,7 +2,9 @@
 //! when the schema keeps them apart (`FirstName`/`LastName`, `fname`/`lname`,
 //! `name_first`/`name_last`) and names no full-name column of its own. Learned from the
 //! Spider train split, where all 68 questions asking for a "full name" were refused for
-//! the word "full" (gold: the two columns, first name first).
+//! the word "full" (gold: the two columns, first name first). "The first and last names"
+//! says the noun once for both: "first" is the first name (not an order), and a column
+//! named with its table's word (`customer_first_name` of `Customers`) counts.
 
 use super::super::text::Token;
 use super::mention::{Candidates, Mention, Target, pending};
@@ -16,15 +18,25 @@ pub(super) fn full_names(
     index: &SchemaIndex,
     taken: &mut [bool],
 ) -> Vec<Mention> {
+    // A column named by the two words, or by them and words of its table's name
+    // (`customer_first_name` of `Customers`).
     let named = |words: [&'static str; 2]| {
         index.columns.iter().enumerate().filter(move |(_, c)| {
             c.class == TypeClass::Text
-                && c.plain.len() == 2
                 && words.iter().all(|w| c.plain.iter().any(|p| p == w))
+                && c.plain
+                    .iter()
+                    .all(|p| words.contains(&p.as_str()) || index.tables[c.table].plain.contains(p))
         })
     };
-    // A schema with a full-name column of its own links the words to it by name.
-    if named(["full", "name"]).next().is_some() {
+    // A schema with a full-name column of its own (`building_full_name`) links the words
+    // to it by name.
+    if index.columns.iter().any(|c| {
+        c.class == TypeClass::Text
+            && ["full", "name"]
+                .iter()
+                .all(|w| c.plain.iter().any(|p| p == w))
+    }) {
         return Vec::new();
     }
     let pairs: Vec<(usize, usize)> = named(["first", "name"])
@@ -37,30 +49,46 @@ pub(super) fn full_names(
     if pairs.is_empty() {
         return Vec::new();
     }
+    let firsts: Candidates = pairs
+        .iter()
+        .map(|(f, _)| (Target::Column(*f), 20))
+        .collect();
+    let lasts: Candidates = pairs
+        .iter()
+        .map(|(_, l)| (Target::Column(*l), 20))
+        .collect();
     let mut out = Vec::new();
     for i in 0..tokens.len().saturating_sub(1) {
-        let free = |k: usize| !used[k] && !taken[k];
-        if !(tokens[i].is("full") && tokens[i + 1].stem == "name" && free(i) && free(i + 1)) {
-            continue;
+        let free = |taken: &[bool], k: usize| !used[k] && !taken[k];
+        // "full name(s)": "full" is the first name, "name(s)" the last.
+        if tokens[i].is("full")
+            && tokens[i + 1].stem == "name"
+            && free(taken, i)
+            && free(taken, i + 1)
+        {
+            taken[i] = true;
+            taken[i + 1] = true;
+            out.push(pending(i, i + 1, firsts.clone()));
+            out.push(pending(i + 1, i + 2, lasts.clone()));
         }
-        let firsts: Candidates = pairs
-            .iter()
-            .map(|(f, _)| (Target::Column(*f), 20))
-            .collect();
-        let lasts: Candidates = pairs
-            .iter()
-            .map(|(_, l)| (Target::Column(*l), 20))
-            .collect();
-        taken[i] = true;
-        taken[i + 1] = true;
-        out.push(pending(i, i + 1, firsts));
-        out.push(pending(i + 1, i + 2, lasts));
+        // "first and last name(s)": "first" is the first name, "last name(s)" the last
+        // (the noun said once for both; "first" alone would read as an order).
+        if tokens[i].is("first")
+            && tokens.get(i + 1).is_some_and(|t| t.is("and"))
+            && tokens.get(i + 2).is_some_and(|t| t.is("last"))
+            && tokens.get(i + 3).is_some_and(|t| t.stem == "name")
+            && (i..i + 4).all(|k| free(taken, k))
+        {
+            taken[i..i + 4].iter_mut().for_each(|t| *t = true);
+            out.push(pending(i, i + 1, firsts.clone()));
+            out.push(pending(i + 2, i + 4, lasts.clone()));
+        }
     }
     out
 }
 
-/// After ties are resolved: the last name read for "names" is of the table the first name
-/// was read in.
+/// After ties are resolved: the last name read for "names" ("full names", "first and last
+/// names") is of the table the first name was read in.
 pub(super) fn same_table(mentions: &mut [Mention], tokens: &[Token], index: &SchemaIndex) {
     for k in 1..mentions.len() {
         let (Target::Column(first), Target::Column(last)) =
@@ -69,8 +97,9 @@ pub(super) fn same_table(mentions: &mut [Mention], tokens: &[Token], index: &Sch
             continue;
         };
         let (first, last) = (*first, *last);
-        if !(mentions[k - 1].end == mentions[k].start
-            && tokens[mentions[k - 1].start].is("full")
+        let gap = &tokens[mentions[k - 1].end..mentions[k].start.max(mentions[k - 1].end)];
+        if !((gap.is_empty() && tokens[mentions[k - 1].start].is("full")
+            || gap.len() == 1 && gap[0].is("and") && tokens[mentions[k - 1].start].is("first"))
             && index.columns[first].table != index.columns[last].table)
         {
             continue;

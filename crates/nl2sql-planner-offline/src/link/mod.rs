@@ -9,7 +9,7 @@
 //! settled, `keys` links "id" to the key of its table and `referenced` reads a foreign key
 //! column as the key it refers to where the question is about the referenced table.
 
-use super::text::{Token, split_ident, stem};
+use super::text::{Token, punctuated_before, split_ident, stem};
 
 mod booleans;
 mod cache;
@@ -116,13 +116,19 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], in
             }
             Target::Value { .. } => None,
         });
-        let Some((t, table_named)) =
-            before.or_else(|| table_after_of(mentions, tokens, used, index, at))
-        else {
+        // Past a comma ("customer ids, names for all accounts") a table named (as a table)
+        // after the list goes first.
+        let after = || table_after_of(mentions, tokens, used, index, at);
+        let (found, from_before) = match (punctuated_before(tokens, m_start), after()) {
+            (true, Some(a)) if a.1 => (Some(a), false),
+            (_, a) if before.is_none() => (a, false),
+            _ => (before, true),
+        };
+        let Some((t, table_named)) = found else {
             continue;
         };
         // Read from the table before the word or after "for", a key is no name.
-        let beside = before.is_some() || tokens.get(at).is_some_and(|t| t.is("for"));
+        let beside = from_before || tokens.get(at).is_some_and(|t| t.is("for"));
         let Some(label) = index.label_column(t).filter(|l| {
             index.columns[*l].class == TypeClass::Text && !(beside && index.columns[*l].is_key)
         }) else {

@@ -23,6 +23,7 @@ mod id_words;
 mod intersections;
 mod join_paths;
 mod keys;
+mod listings;
 mod literals;
 mod names_of;
 mod negations;

@@ -41,20 +41,25 @@ impl SchemaContract {
                 .iter()
                 .find(|(t, _)| *t == table.table)
                 .and_then(|(_, k)| k.as_ref().map(|(n, _)| n.clone()));
-            let declared = |column: &str, to: Option<&TableRef>| {
-                table.foreign_keys.iter().any(|f| {
-                    f.referred_table != table.table
-                        && (to.is_some_and(|t| *t == f.referred_table)
-                            || f.constrained_columns
-                                .iter()
-                                .any(|c| c.eq_ignore_ascii_case(column)))
+            // The declared keys to other tables (a key to the table itself, such as
+            // `actor.Musical_ID` declared as a key to `actor`, hides nothing).
+            let declared = table
+                .foreign_keys
+                .iter()
+                .filter(|f| f.referred_table != table.table);
+            let declared_from = |column: &str| {
+                declared.clone().any(|f| {
+                    f.constrained_columns
+                        .iter()
+                        .any(|c| c.eq_ignore_ascii_case(column))
                 })
             };
+            let declared_to = |to: &TableRef| declared.clone().any(|f| f.referred_table == *to);
             for column in table.columns.values() {
                 if own_key
                     .as_deref()
                     .is_some_and(|k| k.eq_ignore_ascii_case(&column.name))
-                    || declared(&column.name, None)
+                    || declared_from(&column.name)
                 {
                     continue;
                 }
@@ -66,7 +71,7 @@ impl SchemaContract {
                 let Some((_, Some((_, to_class)))) = keys.iter().find(|(t, _)| *t == to) else {
                     continue;
                 };
-                if *to_class != class || declared("", Some(&to)) {
+                if *to_class != class || declared_to(&to) {
                     continue;
                 }
                 added.push((

@@ -735,9 +735,6 @@ impl Builder<'_> {
         Ok(())
     }
 
-    /// A listed column named after "by" and right before a direction ("the dates of games
-    /// by the home team name in descending order"): the key it sorts by. Not in a grouped
-    /// plan.
     /// Whether mention `k` stands in a list of column mentions: a comma or "and"
     /// between it and a column mention right before or right after it. (Commas are not
     /// tokens: two mentions side by side are apart by more than one space.)
@@ -764,6 +761,9 @@ impl Builder<'_> {
         (before || after) && whole
     }
 
+    /// A listed column named after "by" and right before a direction ("the dates of games
+    /// by the home team name in descending order"): the key it sorts by. Not in a grouped
+    /// plan.
     fn listed_before_direction(&self) -> Option<usize> {
         if !self.a.measures.is_empty() {
             return None;
@@ -888,8 +888,6 @@ impl Builder<'_> {
                 .any(|t| matches!(t.lower.as_str(), "and" | "," | ";"))
     }
 
-    /// True when a column mention is a past participle that names the column only by a
-    /// word of it ("produced" in `quantity_produced`): a verb, not a column to list.
     /// "students who have president votes": a column of another table that refers to the
     /// listed table `e`, named after "have" or "with", says which related rows the listed
     /// rows must have (and by which key), not a column to list.
@@ -903,6 +901,8 @@ impl Builder<'_> {
                 .is_some_and(|i| self.tokens[i].is_any(&["have", "has", "had", "with"]))
     }
 
+    /// True when a column mention is a past participle that names the column only by a
+    /// word of it ("produced" in `quantity_produced`): a verb, not a column to list.
     fn is_verb_link(&self, m: &super::Mention, c: usize) -> bool {
         m.score <= 8
             && self.index.columns[c].is_measure()

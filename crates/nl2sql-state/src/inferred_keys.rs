@@ -23,7 +23,8 @@ impl SchemaContract {
     /// a column a declared key already leads from to another table, never to a table the
     /// declared keys already join it to, and only between columns of one type class.
     pub fn infer_foreign_keys(&mut self) -> usize {
-        let keys: Vec<(TableRef, Option<(String, TypeClass)>)> = self
+        // Each table's one-column key and the words of its name, worked out once.
+        let tables: Vec<Keyed> = self
             .tables
             .values()
             .map(|t| {
@@ -32,15 +33,15 @@ impl SchemaContract {
                     (Some(c), None) => Some((c.name.clone(), TypeClass::of(&c.data_type))),
                     _ => None,
                 };
-                (t.table.clone(), key)
+                Keyed {
+                    table: t.table.clone(),
+                    key,
+                    words: singular_words(&t.table.table_name),
+                }
             })
             .collect();
         let mut added = Vec::new();
-        for (key, table) in &self.tables {
-            let own_key = keys
-                .iter()
-                .find(|(t, _)| *t == table.table)
-                .and_then(|(_, k)| k.as_ref().map(|(n, _)| n.clone()));
+        for ((key, table), own) in self.tables.iter().zip(&tables) {
             // The declared keys to other tables (a key to the table itself, such as
             // `actor.Musical_ID` declared as a key to `actor`, hides nothing).
             let declared = table
@@ -56,30 +57,29 @@ impl SchemaContract {
             };
             let declared_to = |to: &TableRef| declared.clone().any(|f| f.referred_table == *to);
             for column in table.columns.values() {
-                if own_key
-                    .as_deref()
-                    .is_some_and(|k| k.eq_ignore_ascii_case(&column.name))
+                if own
+                    .key
+                    .as_ref()
+                    .is_some_and(|(k, _)| k.eq_ignore_ascii_case(&column.name))
                     || declared_from(&column.name)
                 {
                     continue;
                 }
-                let class = TypeClass::of(&column.data_type);
-                let Some((to, to_column)) = referred_by_name(&keys, &table.table, &column.name)
-                else {
+                let Some(to) = referred_by_name(&tables, &table.table, &column.name) else {
                     continue;
                 };
-                let Some((_, Some((_, to_class)))) = keys.iter().find(|(t, _)| *t == to) else {
+                let Some((to_column, to_class)) = &to.key else {
                     continue;
                 };
-                if *to_class != class || declared_to(&to) {
+                if *to_class != TypeClass::of(&column.data_type) || declared_to(&to.table) {
                     continue;
                 }
                 added.push((
                     key.clone(),
                     ForeignKeyContract {
                         constrained_columns: vec![column.name.clone()],
-                        referred_table: to,
-                        referred_columns: vec![to_column],
+                        referred_table: to.table.clone(),
+                        referred_columns: vec![to_column.clone()],
                         cardinality: Cardinality::ManyToOne,
                         business_meaning: None,
                         inferred: true,
@@ -97,30 +97,32 @@ impl SchemaContract {
     }
 }
 
-/// The table (and its key column) that `column` of `from` names, by the two rules of
+/// A table as the inference reads it: its one-column key (name and type class), if it
+/// has one, and the singular words of its name.
+struct Keyed {
+    table: TableRef,
+    key: Option<(String, TypeClass)>,
+    words: Vec<String>,
+}
+
+/// The table with a one-column key that `column` of `from` names, by the two rules of
 /// [`SchemaContract::infer_foreign_keys`].
-fn referred_by_name(
-    keys: &[(TableRef, Option<(String, TypeClass)>)],
-    from: &TableRef,
-    column: &str,
-) -> Option<(TableRef, String)> {
+fn referred_by_name<'a>(tables: &'a [Keyed], from: &TableRef, column: &str) -> Option<&'a Keyed> {
     let words = ident_words(column);
     let others = || {
-        keys.iter()
-            .filter(move |(t, _)| t != from)
-            .filter_map(|(t, k)| k.as_ref().map(|(name, _)| (t, name)))
+        tables
+            .iter()
+            .filter(move |t| t.table != *from)
+            .filter_map(|t| t.key.as_ref().map(|(name, _)| (t, name)))
     };
-    let same: Vec<(&TableRef, &String)> = others()
+    let same: Vec<&Keyed> = others()
         .filter(|(_, k)| k.eq_ignore_ascii_case(column))
+        .map(|(t, _)| t)
         .collect();
-    if let [(t, k)] = same.as_slice() {
+    if let [t] = same.as_slice() {
         let stem: Vec<String> = words
             .iter()
             .take(words.len() - trailing_key_words(&words))
-            .map(|w| singular(w))
-            .collect();
-        let named: Vec<String> = ident_words(&t.table_name)
-            .iter()
             .map(|w| singular(w))
             .collect();
         let within = |a: &[String], b: &[String]| {
@@ -129,8 +131,8 @@ fn referred_by_name(
                     .any(|x| x == w || (w.len() >= 3 && x.starts_with(w.as_str())))
             })
         };
-        return (!stem.is_empty() && (within(&stem, &named) || within(&named, &stem)))
-            .then(|| ((*t).clone(), (*k).clone()));
+        return (!stem.is_empty() && (within(&stem, &t.words) || within(&t.words, &stem)))
+            .then_some(*t);
     }
     if !same.is_empty() || words.len() < 2 || words.last().map(String::as_str) != Some("id") {
         return None;
@@ -139,17 +141,20 @@ fn referred_by_name(
         .iter()
         .map(|w| singular(w))
         .collect();
-    let mut named = others().filter(|(t, k)| {
-        let table: Vec<String> = ident_words(&t.table_name)
-            .iter()
-            .map(|w| singular(w))
-            .collect();
-        k.eq_ignore_ascii_case("id") && !table.is_empty() && stem.ends_with(&table)
-    });
+    let mut named = others()
+        .filter(|(t, k)| {
+            k.eq_ignore_ascii_case("id") && !t.words.is_empty() && stem.ends_with(&t.words)
+        })
+        .map(|(t, _)| t);
     match (named.next(), named.next()) {
-        (Some((t, k)), None) => Some((t.clone(), k.clone())),
+        (Some(t), None) => Some(t),
         _ => None,
     }
+}
+
+/// The singular words of a name (`Claims_Processing_Stages` → `claim processing stage`).
+fn singular_words(name: &str) -> Vec<String> {
+    ident_words(name).iter().map(|w| singular(w)).collect()
 }
 
 /// How many of the last words of a key column's name only say it is a key (`id`,

@@ -4,6 +4,11 @@
 
 use super::*;
 
+/// Words that begin another clause: a negation before them does not reach past them.
+const CLAUSE_WORDS: &[&str] = &[
+    "and", "or", "but", "who", "which", "that", "whose", "whom", "than",
+];
+
 impl Builder<'_> {
     pub(super) fn value_filters(&mut self) {
         for (k, m) in self.mentions.iter().enumerate() {
@@ -280,12 +285,10 @@ impl Builder<'_> {
             return false;
         }
         let gap = n + 1..start;
-        if self.tokens[gap.clone()].iter().any(|t| {
-            t.is_any(&[
-                "and", "or", "but", "who", "which", "that", "whose", "whom", "than", "any", "no",
-                "not", "never",
-            ])
-        }) {
+        if self.tokens[gap.clone()]
+            .iter()
+            .any(|t| t.is_any(CLAUSE_WORDS) || t.is_any(&["any", "no", "not", "never"]))
+        {
             return false;
         }
         let inside = |i: usize| self.mentions.iter().find(|m| m.start <= i && i < m.end);
@@ -309,11 +312,10 @@ impl Builder<'_> {
         if start <= n || start - n > 6 {
             return false;
         }
-        if self.tokens[n + 1..start].iter().any(|t| {
-            t.is_any(&[
-                "and", "or", "but", "who", "which", "that", "whose", "whom", "than", ",", ";",
-            ])
-        }) {
+        if self.tokens[n + 1..start]
+            .iter()
+            .any(|t| t.is_any(CLAUSE_WORDS))
+        {
             return false;
         }
         if start - n <= 3 {

@@ -8,7 +8,7 @@
 
 use super::super::text::Token;
 use super::mention::{Candidates, Mention, Target, pending};
-use super::schema::{SchemaIndex, TypeClass};
+use super::schema::{ColumnInfo, SchemaIndex, TypeClass};
 
 /// Links "full name(s)": "full" to the first-name columns, "name(s)" to the last-name
 /// columns of the same tables, so both are read (and asked for) together.
@@ -18,12 +18,15 @@ pub(super) fn full_names(
     index: &SchemaIndex,
     taken: &mut [bool],
 ) -> Vec<Mention> {
+    // A text column whose name holds both words.
+    let holds = |c: &ColumnInfo, words: &[&str]| {
+        c.class == TypeClass::Text && words.iter().all(|w| c.plain.iter().any(|p| p == w))
+    };
     // A column named by the two words, or by them and words of its table's name
     // (`customer_first_name` of `Customers`).
     let named = |words: [&'static str; 2]| {
         index.columns.iter().enumerate().filter(move |(_, c)| {
-            c.class == TypeClass::Text
-                && words.iter().all(|w| c.plain.iter().any(|p| p == w))
+            holds(c, &words)
                 && c.plain
                     .iter()
                     .all(|p| words.contains(&p.as_str()) || index.tables[c.table].plain.contains(p))
@@ -31,12 +34,7 @@ pub(super) fn full_names(
     };
     // A schema with a full-name column of its own (`building_full_name`) links the words
     // to it by name.
-    if index.columns.iter().any(|c| {
-        c.class == TypeClass::Text
-            && ["full", "name"]
-                .iter()
-                .all(|w| c.plain.iter().any(|p| p == w))
-    }) {
+    if index.columns.iter().any(|c| holds(c, &["full", "name"])) {
         return Vec::new();
     }
     let pairs: Vec<(usize, usize)> = named(["first", "name"])

@@ -169,7 +169,7 @@ fn names_after_their_noun(
     let names_at = |i: usize| {
         i > 0
             && tokens[i].is_any(&["name", "names"])
-            && tokens[i].pos.0 == tokens[i - 1].pos.1 + 1
+            && !punctuated_before(tokens, i)
             && !tokens[i - 1].is_any(&[
                 "full", "first", "last", "given", "middle", "family", "user", "nick", "code",
             ])

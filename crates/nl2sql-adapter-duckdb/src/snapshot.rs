@@ -224,17 +224,17 @@ fn column_stats(
         r[3].clone(),
         r[4].clone(),
     );
-    if introspect::wants_samples(class, stats.distinct_count) {
-        let samples = text_rows(
+    if introspect::lists_values(class, stats.distinct_count) {
+        let listed = text_rows(
             conn,
-            &introspect::samples_sql(Dialect::DuckDb, source, column),
+            &introspect::values_sql(Dialect::DuckDb, source, column),
             1,
         )?;
-        stats.sample_values = samples
+        let values = listed
             .into_iter()
             .filter_map(|r| r.into_iter().next().flatten())
-            .map(serde_json::Value::String)
             .collect();
+        introspect::fill_values(&mut stats, values);
     }
     Ok(Some(stats))
 }

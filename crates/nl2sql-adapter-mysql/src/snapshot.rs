@@ -186,16 +186,13 @@ async fn column_stats(
         return Ok(None);
     };
     let mut stats = introspect::statistics(class, total, non_null, distinct, min, max);
-    if introspect::wants_samples(class, stats.distinct_count) {
-        let samples: Vec<Text> = conn
-            .query(introspect::samples_sql(Dialect::MySql, source, column))
+    if introspect::lists_values(class, stats.distinct_count) {
+        let listed: Vec<Text> = conn
+            .query(introspect::values_sql(Dialect::MySql, source, column))
             .await
             .map_err(|e| map_err(&e))?;
-        stats.sample_values = samples
-            .into_iter()
-            .flatten()
-            .map(serde_json::Value::String)
-            .collect();
+        let values = listed.into_iter().flatten().collect();
+        introspect::fill_values(&mut stats, values);
     }
     Ok(Some(stats))
 }

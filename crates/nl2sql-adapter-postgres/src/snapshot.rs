@@ -274,17 +274,17 @@ async fn column_stats(
     let int = |i: usize| r.try_get::<_, i64>(i).unwrap_or(0);
     let opt = |i: usize| r.try_get::<_, Option<String>>(i).ok().flatten();
     let mut stats = introspect::statistics(class, int(0), int(1), int(2), opt(3), opt(4));
-    if introspect::wants_samples(class, stats.distinct_count) {
-        let samples = rows(
+    if introspect::lists_values(class, stats.distinct_count) {
+        let listed = rows(
             tx,
-            &introspect::samples_sql(Dialect::Postgres, source, column),
+            &introspect::values_sql(Dialect::Postgres, source, column),
         )
         .await?;
-        stats.sample_values = samples
+        let values = listed
             .iter()
             .filter_map(|s| s.try_get::<_, Option<String>>(0).ok().flatten())
-            .map(serde_json::Value::String)
             .collect();
+        introspect::fill_values(&mut stats, values);
     }
     Ok(Some(stats))
 }

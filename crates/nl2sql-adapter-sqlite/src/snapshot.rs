@@ -6,19 +6,13 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use nl2sql_adapter::{AdapterOptions, ColumnKind, ResultError};
+use nl2sql_adapter::{AdapterOptions, ColumnKind, ResultError, introspect};
 use nl2sql_state::{
     ColumnContract, ColumnMetadata, ColumnStatistics, ForeignKeyContract, SchemaContract,
     SchemaMetadata, SchemaSnapshot, TableContract, TableMetadata, TableRef,
 };
 
 use crate::{Conn, MAIN_SCHEMA, kind_of_decltype, map_err};
-
-/// Text columns with at most this many distinct values get sample values.
-const LOW_CARDINALITY: u64 = 20;
-
-/// How many sample values a low-cardinality column gets.
-const SAMPLE_VALUES: usize = 5;
 
 /// Runs an introspection query with pragmas allowed, returning rows of values.
 fn internal_rows(
@@ -263,17 +257,21 @@ fn column_stats(
         min_value: json_of(&r[3]),
         max_value: json_of(&r[4]),
         sample_values: Vec::new(),
+        values: Vec::new(),
     };
     let is_text = matches!(kind_of_decltype(data_type), Some(ColumnKind::Utf8) | None);
-    if is_text && distinct > 0 && distinct <= LOW_CARDINALITY {
-        let samples = internal_rows(
+    if is_text && introspect::lists_values(introspect::StatClass::Text, distinct) {
+        let listed = internal_rows(
             conn,
-            &format!(
-                "SELECT {c} FROM {source} WHERE {c} IS NOT NULL GROUP BY {c} ORDER BY count(*) DESC, {c} LIMIT {SAMPLE_VALUES}"
-            ),
+            &introspect::values_sql(nl2sql_state::Dialect::Sqlite, source, col),
             &[],
         )?;
-        stats.sample_values = samples.iter().filter_map(|s| json_of(&s[0])).collect();
+        let values = listed
+            .iter()
+            .filter_map(|s| json_of(&s[0]))
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect();
+        introspect::fill_values(&mut stats, values);
     }
     Ok(stats)
 }

@@ -14,6 +14,14 @@ pub const LOW_CARDINALITY: u64 = 20;
 /// How many sample values a low-cardinality column gets.
 pub const SAMPLE_VALUES: usize = 5;
 
+/// Text columns with at most this many distinct values have them all listed
+/// (`ColumnStatistics::values`).
+pub const VALUE_LIST_LIMIT: u64 = 200;
+
+/// The most characters a column's listed values may take together; a column whose
+/// values take more is not listed (its list would not be complete).
+pub const VALUE_LIST_CHARS: usize = 8_192;
+
 /// One column as read from a catalog, in table order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogColumn {
@@ -263,13 +271,33 @@ pub fn stats_sql(dialect: Dialect, source: &str, column: &str, class: StatClass)
     ))
 }
 
-/// The most frequent values of a low-cardinality text column, as text.
-pub fn samples_sql(dialect: Dialect, source: &str, column: &str) -> String {
+/// The distinct values of a text column with few of them ([`lists_values`]), as text,
+/// most frequent first (ties by the value itself).
+pub fn values_sql(dialect: Dialect, source: &str, column: &str) -> String {
     let c = quote_ident(dialect, column);
     format!(
-        "SELECT {} FROM {source} WHERE {c} IS NOT NULL GROUP BY {c} ORDER BY count(*) DESC, {c} LIMIT {SAMPLE_VALUES}",
+        "SELECT {} FROM {source} WHERE {c} IS NOT NULL GROUP BY {c} ORDER BY count(*) DESC, {c} LIMIT {VALUE_LIST_LIMIT}",
         as_text(dialect, &c)
     )
+}
+
+/// Puts the values [`values_sql`] read into `stats`: all of them in `values` when they
+/// are all there and fit in [`VALUE_LIST_CHARS`], and the first [`SAMPLE_VALUES`] in
+/// `sample_values` when the column has at most [`LOW_CARDINALITY`] values.
+pub fn fill_values(stats: &mut ColumnStatistics, values: Vec<String>) {
+    let all = u64::try_from(values.len()).is_ok_and(|n| n == stats.distinct_count);
+    if stats.distinct_count <= LOW_CARDINALITY {
+        stats.sample_values = values
+            .iter()
+            .take(SAMPLE_VALUES)
+            .cloned()
+            .map(serde_json::Value::String)
+            .collect();
+    }
+    let chars: usize = values.iter().map(|v| v.chars().count()).sum();
+    if all && chars <= VALUE_LIST_CHARS {
+        stats.values = values.into_iter().map(serde_json::Value::String).collect();
+    }
 }
 
 /// A min or max read as text, as JSON of the column's class.
@@ -313,10 +341,12 @@ pub fn statistics(
         min_value: stat_value(class, min),
         max_value: stat_value(class, max),
         sample_values: Vec::new(),
+        values: Vec::new(),
     }
 }
 
-/// Whether a column of `class` with `distinct` values gets samples.
-pub fn wants_samples(class: StatClass, distinct: u64) -> bool {
-    class == StatClass::Text && distinct > 0 && distinct <= LOW_CARDINALITY
+/// Whether a column of `class` with `distinct` values has its values read
+/// ([`values_sql`], [`fill_values`]).
+pub fn lists_values(class: StatClass, distinct: u64) -> bool {
+    class == StatClass::Text && distinct > 0 && distinct <= VALUE_LIST_LIMIT
 }

@@ -579,8 +579,10 @@ fn statistics_classes_follow_engine_type_names() {
     );
     assert!((s.null_percentage - 0.2).abs() < 1e-9);
     assert_eq!(s.min_value, Some(serde_json::json!(1)));
-    assert!(introspect::wants_samples(StatClass::Text, 3));
-    assert!(!introspect::wants_samples(StatClass::Text, 21));
+    assert!(introspect::lists_values(StatClass::Text, 3));
+    assert!(introspect::lists_values(StatClass::Text, 200));
+    assert!(!introspect::lists_values(StatClass::Text, 201));
+    assert!(!introspect::lists_values(StatClass::Integer, 3));
     assert_eq!(
         introspect::stats_sql(Dialect::MySql, "`t`", "c", StatClass::Text).unwrap(),
         "SELECT count(*), count(`c`), count(DISTINCT `c`), CAST(min(`c`) AS CHAR), CAST(max(`c`) AS CHAR) FROM `t`"
@@ -640,23 +642,51 @@ fn statistics_read_a_sample_of_big_tables_and_order_tied_samples_by_value() {
         r#"(SELECT * FROM "main"."t" LIMIT 100) AS nl2sql_sample"#,
         "an unknown row count is sampled"
     );
-    // Samples: most frequent first, ties broken by the value itself, in every dialect.
+    // Values: most frequent first, ties broken by the value itself, in every dialect.
     for (dialect, c) in [
         (Dialect::Postgres, r#""colour""#),
         (Dialect::DuckDb, r#""colour""#),
         (Dialect::Sqlite, r#""colour""#),
         (Dialect::MySql, "`colour`"),
     ] {
-        let sql = introspect::samples_sql(dialect, "src", "colour");
+        let sql = introspect::values_sql(dialect, "src", "colour");
         assert!(
             sql.ends_with(&format!(
                 "GROUP BY {c} ORDER BY count(*) DESC, {c} LIMIT {}",
-                introspect::SAMPLE_VALUES
+                introspect::VALUE_LIST_LIMIT
             )),
             "{dialect:?}: {sql}"
         );
         assert!(sql.contains(&format!("WHERE {c} IS NOT NULL")), "{sql}");
     }
+}
+
+#[test]
+fn values_are_listed_only_when_all_are_read_and_fit() {
+    let read = |n: usize| (0..n).map(|i| format!("v{i}")).collect::<Vec<_>>();
+    let stats = |distinct: u64| nl2sql_state::ColumnStatistics {
+        distinct_count: distinct,
+        ..Default::default()
+    };
+    // Few values: all listed, the first five sampled.
+    let mut s = stats(7);
+    introspect::fill_values(&mut s, read(7));
+    assert_eq!(s.values.len(), 7);
+    assert_eq!(s.sample_values, s.values[..introspect::SAMPLE_VALUES]);
+    // More than LOW_CARDINALITY: listed, not sampled (the context shows no samples).
+    let mut s = stats(50);
+    introspect::fill_values(&mut s, read(50));
+    assert_eq!((s.values.len(), s.sample_values.len()), (50, 0));
+    // Fewer read than there are (a column that changed): not listed, a list is complete.
+    let mut s = stats(9);
+    introspect::fill_values(&mut s, read(8));
+    assert!(s.values.is_empty());
+    assert_eq!(s.sample_values.len(), introspect::SAMPLE_VALUES);
+    // Values too long together: not listed.
+    let mut s = stats(3);
+    let long = "x".repeat(introspect::VALUE_LIST_CHARS / 2);
+    introspect::fill_values(&mut s, vec![long.clone(), long, "y".into()]);
+    assert!(s.values.is_empty());
 }
 
 #[test]

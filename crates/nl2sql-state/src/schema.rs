@@ -205,6 +205,13 @@ pub struct ColumnStatistics {
     /// Most frequent values.
     #[serde(default)]
     pub sample_values: Vec<Value>,
+    /// Every distinct value of a text column, most frequent first, when it has few enough
+    /// of them to list (the adapters list at most 200, of bounded total size): what the
+    /// offline planner links a question's words to. Empty when the column has more values,
+    /// or longer ones, or was not profiled; `sample_values` is what the retrieved context
+    /// shows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<Value>,
 }
 
 /// Descriptive metadata of one column.

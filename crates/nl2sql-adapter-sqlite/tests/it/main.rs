@@ -34,6 +34,19 @@ fn copy_fixture(name: &str) -> PathBuf {
     path
 }
 
+/// A new database file built by `sql` in a private directory (removed by the caller).
+fn database_of(name: &str, sql: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("nl2sql-sqlite-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.db"));
+    let _ = std::fs::remove_file(&path);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(sql)
+        .unwrap();
+    (dir, path)
+}
+
 fn adapter(path: &Path) -> SqliteAdapter {
     SqliteAdapter::open("manufacturing", path, Limits::default()).unwrap()
 }
@@ -290,20 +303,14 @@ async fn snapshot_matches_the_file() {
 /// spell: the snapshot carries them, marked as inferred, and the declared ones as they are.
 #[tokio::test]
 async fn undeclared_keys_the_names_spell_are_in_the_snapshot() {
-    let dir = std::env::temp_dir().join(format!("nl2sql-sqlite-{}-undeclared", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("bank.db");
-    let _ = std::fs::remove_file(&path);
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch(
+    let (dir, path) = database_of(
+        "bank",
         "CREATE TABLE Customers (customer_id INTEGER PRIMARY KEY, name TEXT);
          CREATE TABLE Accounts (account_id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL,
                                 account_name TEXT);
          CREATE TABLE Cards (card_id INTEGER PRIMARY KEY,
                              customer_id INTEGER REFERENCES Customers(customer_id));",
-    )
-    .unwrap();
-    drop(conn);
+    );
     let a = SqliteAdapter::open("bank", &path, Limits::default()).unwrap();
     let contract = a.schema_contract().await.unwrap();
     let accounts = &contract.tables["main.Accounts"].foreign_keys;
@@ -315,6 +322,39 @@ async fn undeclared_keys_the_names_spell_are_in_the_snapshot() {
     let cards = &contract.tables["main.Cards"].foreign_keys;
     assert_eq!(cards.len(), 1, "the declared key only: {cards:?}");
     assert!(!cards[0].inferred);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A text column with few values has them all listed (most frequent first), the first
+/// five sampled; one with more than 200 values, or numbers, has none listed.
+#[tokio::test]
+async fn few_values_of_a_text_column_are_all_listed() {
+    let (dir, path) = database_of(
+        "campus",
+        "CREATE TABLE Student (id INTEGER PRIMARY KEY, city_code TEXT, code TEXT, age INTEGER);
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+         INSERT INTO Student (city_code, code, age)
+         SELECT CASE WHEN i <= 100 THEN 'BAL' WHEN i <= 150 THEN 'HKG' ELSE
+                  'C' || (i % 7) END, 'K' || i, i FROM n;",
+    );
+    let a = SqliteAdapter::open("campus", &path, Limits::default()).unwrap();
+    let snap = a.schema_snapshot().await.unwrap();
+    let columns = &snap.metadata.as_ref().unwrap().tables["main.Student"].columns;
+    let stats = |c: &str| columns[c].statistics.clone().unwrap();
+    let city = stats("city_code");
+    assert_eq!(city.distinct_count, 9);
+    let listed: Vec<&str> = city.values.iter().filter_map(|v| v.as_str()).collect();
+    assert_eq!(listed.len(), 9, "{listed:?}");
+    assert_eq!(listed[..2], ["BAL", "HKG"], "most frequent first");
+    assert_eq!(
+        city.sample_values,
+        city.values[..5],
+        "the first five sampled"
+    );
+    // 300 distinct codes: neither listed nor sampled; numbers are not listed.
+    assert_eq!(stats("code").distinct_count, 300);
+    assert!(stats("code").values.is_empty() && stats("code").sample_values.is_empty());
+    assert!(stats("age").values.is_empty());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

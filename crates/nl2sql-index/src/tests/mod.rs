@@ -110,6 +110,7 @@ fn shop_named(ds: &str) -> SchemaSnapshot {
                             min_value: Some(json!("pending")),
                             max_value: Some(json!("shipped")),
                             sample_values: vec![json!("shipped"), json!("pending")],
+                            values: Vec::new(),
                         }),
                         ..ColumnMetadata::default()
                     },

@@ -185,6 +185,7 @@ fn snapshot() -> SchemaSnapshot {
         min_value: Some(serde_json::json!(hard_floats()[0])),
         max_value: Some(serde_json::json!(hard_floats()[3])),
         sample_values: hard_floats().iter().map(|f| serde_json::json!(f)).collect(),
+        values: Vec::new(),
     };
     let meta_columns = [(
         "amount".to_owned(),

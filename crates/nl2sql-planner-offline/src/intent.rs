@@ -478,7 +478,7 @@ fn every_column(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
 }
 
 /// "distinct", "unique", "different" (and "separate" after a distinct count); negations:
-/// "not", "except", "no longer", "isn't", …
+/// "not", "except", "no longer", "other than", "isn't", …
 fn distinct_or_negation(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     let t = &s.tokens[i];
     if t.is_any(&["distinct", "unique", "different"])
@@ -487,7 +487,8 @@ fn distinct_or_negation(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
         c.distinct = true;
         mark(c, i, i + 1);
         Some(i + 1)
-    } else if t.is("no") && s.w(i + 1) == "longer" {
+    } else if (t.is("no") && s.w(i + 1) == "longer") || (t.is("other") && s.w(i + 1) == "than") {
+        // "regions other than Denmark": the value's other values.
         c.negations.push(i);
         mark(c, i, i + 2);
         Some(i + 2)

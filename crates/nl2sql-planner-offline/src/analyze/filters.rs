@@ -9,6 +9,9 @@ const CLAUSE_WORDS: &[&str] = &[
     "and", "or", "but", "who", "which", "that", "whose", "whom", "than",
 ];
 
+/// Words that make the value after them a bound ("after 12:00:00", "before Smith").
+const ORDER_WORDS: &[&str] = &["after", "before", "since", "until", "till"];
+
 impl Builder<'_> {
     pub(super) fn value_filters(&mut self) {
         for (k, m) in self.mentions.iter().enumerate() {
@@ -21,6 +24,11 @@ impl Builder<'_> {
             else {
                 continue;
             };
+            // "races held after 12:00:00": a value after a word of order is a bound, which
+            // an equality would not say; left unplaced, the question is refused.
+            if m.start > 0 && self.tokens[m.start - 1].is_any(ORDER_WORDS) {
+                continue;
+            }
             self.consumed[k] = true;
             // "weren't delivered on time", "not in the Widgets category": a verb or a
             // preposition may stand between the negation and the value.
@@ -83,6 +91,33 @@ impl Builder<'_> {
                 }
                 _ => (test, negated),
             };
+            // "students who participate in Canoeing and Kayaking": two values of one
+            // column of another table than the one the question is about (the first it
+            // names), joined by "and", are asked for together (each on some related row),
+            // which an `IN` list would not say; unless "both" or "shared by" leads them
+            // (`intersections.rs`), the second stays unplaced and the question is refused.
+            // ("the mean defect count across Dimension and Assembly defects": values of
+            // the rows asked about, either one.)
+            let subject = self.mentions.iter().find_map(|m| match m.target {
+                Target::Table(t) => Some(t),
+                Target::Column(c) => Some(self.index.columns[c].table),
+                Target::Value { .. } => None,
+            });
+            let related = subject != Some(self.index.columns[*column].table);
+            let joined_by_and = related
+                && self.a.filters.iter().any(|f| {
+                    f.column == *column
+                        && f.span.is_some_and(|(_, e)| {
+                            e <= m.start
+                                && m.start - e <= 2
+                                && self.tokens[e..m.start].iter().any(|t| t.is("and"))
+                        })
+                })
+                && !crate::intent::both_positions(self.tokens).any(|b| b < m.start);
+            if joined_by_and {
+                self.consumed[k] = false;
+                continue;
+            }
             // Merge `A or B` on the same column into one IN list.
             if let Some(f) = self
                 .a

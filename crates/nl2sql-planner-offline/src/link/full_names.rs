@@ -116,3 +116,40 @@ pub(super) fn same_table(mentions: &mut [Mention], tokens: &[Token], index: &Sch
         }
     }
 }
+
+/// After ties are resolved: two names written side by side ("Steve Johnson") are one
+/// person's first and last name, so they are values of one table, not a customer's
+/// first name and an employee's last name. When exactly one table holds a tied reading
+/// of each, both are read there.
+pub(super) fn same_person(mentions: &mut [Mention], index: &SchemaIndex) {
+    // The tables each reading of mention `m` (chosen or tied) holds its value in.
+    let readings = |m: &Mention| -> Vec<(usize, Target)> {
+        std::iter::once(&m.target)
+            .chain(m.alternatives.iter().map(|(t, _)| t))
+            .filter_map(|t| match t {
+                Target::Value { column, .. } => Some((index.columns[*column].table, t.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    for k in 1..mentions.len() {
+        let (first, last) = (&mentions[k - 1], &mentions[k]);
+        let (Target::Value { column: a, .. }, Target::Value { column: b, .. }) =
+            (&first.target, &last.target)
+        else {
+            continue;
+        };
+        if first.end != last.start || index.columns[*a].table == index.columns[*b].table {
+            continue;
+        }
+        let (left, right) = (readings(first), readings(last));
+        let mut shared = left
+            .iter()
+            .filter_map(|(t, l)| right.iter().find(|(u, _)| u == t).map(|(_, r)| (l, r)));
+        if let (Some((l, r)), None) = (shared.next(), shared.next()) {
+            let (l, r) = (l.clone(), r.clone());
+            mentions[k - 1].target = l;
+            mentions[k].target = r;
+        }
+    }
+}

@@ -65,6 +65,7 @@ pub(crate) fn link(
     mentions.sort_by_key(|m| m.start);
     resolve_ties(&mut mentions, tokens, used, index, prefer);
     full_names::same_table(&mut mentions, tokens, index);
+    full_names::same_person(&mut mentions, index);
     let mentions = complete_names(mentions, tokens, index);
     let mut mentions = merge_qualified(mentions, tokens, index);
     names_of_tables(&mut mentions, tokens, used, index);
@@ -573,7 +574,7 @@ fn resolve_ties(
         let (start, end) = (m.start, m.end);
         // How many words from the nearest mention of the candidate's table (the very column
         // named by the word before or after counts as nearer still: "energy used" is the
-        // energy column); 4 and more: not near.
+        // energy column, "Los Angeles county" a value of the county); 4 and more: not near.
         let distance = |target: &Target, table: usize| {
             tables_at
                 .iter()
@@ -581,7 +582,13 @@ fn resolve_ties(
                 .map(|&(s, e, _, c)| {
                     // Words between the two spans (0 when they touch or overlap).
                     let gap = start.saturating_sub(e).max(s.saturating_sub(end));
-                    let same_column = matches!(target, Target::Column(own) if c == Some(*own));
+                    // A value's own column counts only when named right beside it ("Los
+                    // Angeles county"; in "the friends of Bob" the column is what is asked).
+                    let same_column = match target {
+                        Target::Column(own) => c == Some(*own),
+                        Target::Value { column, .. } => gap == 0 && c == Some(*column),
+                        Target::Table(_) => false,
+                    };
                     2 * gap + usize::from(!same_column)
                 })
                 .min()

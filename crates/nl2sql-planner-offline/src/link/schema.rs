@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use nl2sql_state::SchemaSnapshot;
+use nl2sql_state::{ColumnStatistics, SchemaSnapshot};
 
 use crate::text::{ident_stems, plain_stems, singular, split_ident, stem, text_stems, tokenize};
 
@@ -16,6 +16,9 @@ pub(crate) struct Sample {
     pub(crate) value: Value,
     /// Its lower-case words, as the tokeniser splits them.
     pub(crate) words: Vec<String>,
+    /// Only listed, not among the column's most frequent (sampled) values: a word that
+    /// names part of the schema is read as that name rather than as such a value.
+    pub(crate) listed_only: bool,
 }
 
 /// A column of the index.
@@ -148,15 +151,16 @@ impl SchemaIndex {
                 let class = TypeClass::of(&column.data_type);
                 let lower = column.name.to_lowercase();
                 let stats = cmeta.and_then(|m| m.statistics.as_ref());
+                // Every value when the adapter listed them all, else the most frequent.
                 let mut samples: Vec<Sample> = match stats {
-                    Some(stats) if class == TypeClass::Text => stats
-                        .sample_values
+                    Some(stats) if class == TypeClass::Text => known_values(stats)
                         .iter()
                         .filter_map(|v| {
                             let text = v.as_str()?;
                             let words: Vec<String> =
                                 tokenize(text).into_iter().map(|t| t.lower).collect();
                             (!words.is_empty()).then(|| Sample {
+                                listed_only: !stats.sample_values.contains(v),
                                 value: v.clone(),
                                 words,
                             })
@@ -173,6 +177,7 @@ impl SchemaIndex {
                             samples.push(Sample {
                                 value: Value::String(v),
                                 words,
+                                listed_only: false,
                             });
                         }
                     }
@@ -205,7 +210,7 @@ impl SchemaIndex {
                     exhaustive: stats.is_some_and(|st| {
                         st.distinct_count > 0
                             && usize::try_from(st.distinct_count)
-                                .is_ok_and(|d| d <= st.sample_values.len())
+                                .is_ok_and(|d| d <= known_values(st).len())
                     }),
                     samples,
                 });
@@ -581,3 +586,13 @@ const NOT_PERSONS: &[&str] = &[
     "cluster",
     "roster",
 ];
+
+/// The values of a column the planner knows: all of them when the adapter listed them
+/// (`values`), else its most frequent ones (`sample_values`).
+fn known_values(stats: &ColumnStatistics) -> &[Value] {
+    if stats.values.is_empty() {
+        &stats.sample_values
+    } else {
+        &stats.values
+    }
+}

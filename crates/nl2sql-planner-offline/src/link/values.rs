@@ -150,6 +150,9 @@ pub(super) fn values_exact(
                 .map(|t| t.raw.as_str())
                 .collect::<Vec<_>>()
                 .join(" ");
+            // A lower-case word naming part of the schema ("name", "ids") is that name,
+            // unless it is one of a column's frequent values.
+            let schema_word = noun && names_schema(&span[0], index);
             let mut cands: Candidates = Vec::new();
             for (c, col) in index.columns.iter().enumerate() {
                 if named_elsewhere(c) {
@@ -158,6 +161,7 @@ pub(super) fn values_exact(
                 let hits: Vec<Value> = col
                     .samples
                     .iter()
+                    .filter(|s| !(schema_word && s.listed_only))
                     .filter(|s| {
                         if words.is_empty() {
                             s.value
@@ -269,11 +273,13 @@ pub(super) fn values_partial(
         if t.lower.len() < 3 {
             continue;
         }
+        let schema_word = names_schema(t, index);
         let mut cands: Candidates = Vec::new();
         for (c, col) in index.columns.iter().enumerate() {
             let hits: Vec<Value> = col
                 .samples
                 .iter()
+                .filter(|s| !(schema_word && s.listed_only))
                 .filter(|s| {
                     s.words.len() > 1
                         && s.words

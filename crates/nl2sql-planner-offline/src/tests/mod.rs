@@ -36,6 +36,7 @@ mod referenced;
 mod rules;
 mod ties;
 mod time_rankings;
+mod value_lists;
 mod years;
 
 use std::path::Path;

@@ -14,6 +14,12 @@ const ORDER_WORDS: &[&str] = &["after", "before", "since", "until", "till"];
 
 impl Builder<'_> {
     pub(super) fn value_filters(&mut self) {
+        // The table the question is about: the first it names (by a table or a column).
+        let subject = self.mentions.iter().find_map(|x| match x.target {
+            Target::Table(t) => Some(t),
+            Target::Column(c) => Some(self.index.columns[c].table),
+            Target::Value { .. } => None,
+        });
         for (k, m) in self.mentions.iter().enumerate() {
             let Target::Value {
                 column,
@@ -98,11 +104,6 @@ impl Builder<'_> {
             // (`intersections.rs`), the second stays unplaced and the question is refused.
             // ("the mean defect count across Dimension and Assembly defects": values of
             // the rows asked about, either one.)
-            let subject = self.mentions.iter().find_map(|m| match m.target {
-                Target::Table(t) => Some(t),
-                Target::Column(c) => Some(self.index.columns[c].table),
-                Target::Value { .. } => None,
-            });
             let related = subject != Some(self.index.columns[*column].table);
             let joined_by_and = related
                 && self.a.filters.iter().any(|f| {

@@ -283,6 +283,17 @@ pub(crate) fn cover(
                     // "the types of schools that have two schools": a count no cue read
                     // is a condition the plan would drop.
                     unplaced.push((i, t.raw.clone()));
+                } else if let Some((_, table)) = analysis.link_words.iter().find(|(p, _)| *p == i) {
+                    spans.push((
+                        i,
+                        InterpretedSpan {
+                            text: t.raw.clone(),
+                            element: format!(
+                                "table {}, whose rows must be missing",
+                                index.tables[*table].name
+                            ),
+                        },
+                    ));
                 } else if analysis.unlinked.contains(&t.raw)
                     && !is_function_word(&t.lower)
                     && !is_stop_word(&t.lower)

@@ -262,7 +262,9 @@ impl Builder<'_> {
                 } else if self.index.refers_to(named, s) {
                     Some(named)
                 } else if !self.index.refers_to(s, named) {
-                    self.index.link_table(s, named)
+                    self.index
+                        .link_table(s, named)
+                        .or_else(|| self.link_table_said(s, named, n + 1, self.mentions[k].start))
                 } else {
                     None
                 }
@@ -271,6 +273,10 @@ impl Builder<'_> {
             self.consumed[k] = true;
             if t != named {
                 self.a.absent_with.push(k);
+                // The words that chose the link table are read.
+                for i in self.words_naming_table(t, n + 1, self.mentions[k].start) {
+                    self.a.link_words.push((i, t));
+                }
             }
             self.negations_used[p] = true;
             if !self.a.absent.contains(&t) {
@@ -278,6 +284,42 @@ impl Builder<'_> {
             }
             self.missing_with(k, t);
         }
+    }
+
+    /// Of several link tables between `a` and `b`, the one that the words from `from` to
+    /// `to` name, if exactly one: "branches that do not have any registered members" over
+    /// `membership_register_branch` and `purchase`; "students who never attend courses"
+    /// over `Student_Course_Attendance` and `Student_Course_Registrations`.
+    fn link_table_said(&self, a: usize, b: usize, from: usize, to: usize) -> Option<usize> {
+        let mut said = self
+            .index
+            .link_tables(a, b)
+            .filter(|&l| !self.words_naming_table(l, from, to).is_empty());
+        match (said.next(), said.next()) {
+            (Some(l), None) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The positions from `from` to `to` of content words that name table `t`: a word of
+    /// its name, or (five letters or more) the start of one or a word it starts ("register"
+    /// and `regist`, "attend" and `attendanc`).
+    fn words_naming_table(&self, t: usize, from: usize, to: usize) -> Vec<usize> {
+        let stems = &self.index.tables[t].stems;
+        (from..to)
+            .filter(|&i| {
+                let w = self.tokens[i].stem.as_str();
+                !is_function_word(&self.tokens[i].lower)
+                    && stems.iter().any(|s| {
+                        let (short, long) = if w.len() <= s.len() {
+                            (w, s.as_str())
+                        } else {
+                            (s.as_str(), w)
+                        };
+                        short == long || (short.len() >= 5 && long.starts_with(short))
+                    })
+            })
+            .collect()
     }
 
     /// "not enrolled in any course": the tables right after the negated mention `k` that

@@ -179,6 +179,10 @@ pub(crate) struct Analysis {
     /// table a link table leads to ("stations without any trains") and what the absent
     /// rows would have led to ("not enrolled in any course").
     pub(crate) absent_with: Vec<usize>,
+    /// Words that chose the link table rows are missing from, of several between the same
+    /// two tables ("do not have any registered members" over `membership_register_branch`,
+    /// not `purchase`): (token, table).
+    pub(crate) link_words: Vec<(usize, usize)>,
     /// Conditions on rows of tables an answer has many rows of, counted per answer
     /// ("movies not reviewed by Chris Jackson": no rating by him; "schools with players
     /// in the mid position but not in the goalie position"): each group of filters

@@ -21,6 +21,14 @@ pub(crate) struct Sample {
     pub(crate) listed_only: bool,
 }
 
+impl Sample {
+    /// Whether a span can read as this value: a word that names part of the schema
+    /// (`schema_word`) is that name, not one of the values only listed.
+    pub(crate) fn readable_by(&self, schema_word: bool) -> bool {
+        !(schema_word && self.listed_only)
+    }
+}
+
 /// A column of the index.
 #[derive(Debug, Clone)]
 pub(crate) struct ColumnInfo {
@@ -375,13 +383,18 @@ impl SchemaIndex {
     /// The one table whose foreign keys refer to both `a` and `b` directly, if exactly one
     /// does: the link table of a many-to-many relation.
     pub(crate) fn link_table(&self, a: usize, b: usize) -> Option<usize> {
-        let mut links = (0..self.tables.len()).filter(|&l| {
-            l != a && l != b && self.refers_directly(l, a) && self.refers_directly(l, b)
-        });
+        let mut links = self.link_tables(a, b);
         match (links.next(), links.next()) {
             (Some(l), None) => Some(l),
             _ => None,
         }
+    }
+
+    /// Every table whose foreign keys refer to both `a` and `b` directly.
+    pub(crate) fn link_tables(&self, a: usize, b: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.tables.len()).filter(move |&l| {
+            l != a && l != b && self.refers_directly(l, a) && self.refers_directly(l, b)
+        })
     }
 
     /// The first date or timestamp column of `table`, by column order.

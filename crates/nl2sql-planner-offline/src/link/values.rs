@@ -161,7 +161,7 @@ pub(super) fn values_exact(
                 let hits: Vec<Value> = col
                     .samples
                     .iter()
-                    .filter(|s| !(schema_word && s.listed_only))
+                    .filter(|s| s.readable_by(schema_word))
                     .filter(|s| {
                         if words.is_empty() {
                             s.value
@@ -279,7 +279,7 @@ pub(super) fn values_partial(
             let hits: Vec<Value> = col
                 .samples
                 .iter()
-                .filter(|s| !(schema_word && s.listed_only))
+                .filter(|s| s.readable_by(schema_word))
                 .filter(|s| {
                     s.words.len() > 1
                         && s.words

@@ -130,3 +130,50 @@ fn a_superlative_adjective_of_a_table_is_not_a_count() {
         "'shortest' names no column to rank by",
     );
 }
+
+#[test]
+fn a_word_chooses_among_link_tables_between_the_same_two_tables() {
+    let s = snapshot_of(
+        "clubs",
+        vec![
+            table(
+                "branch",
+                vec![col("id", "INTEGER", true), col("Name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "member",
+                vec![col("id", "INTEGER", true), col("Name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "membership_register_branch",
+                vec![
+                    col("member_id", "INTEGER", false),
+                    col("branch_id", "INTEGER", false),
+                ],
+                vec![("member_id", "member"), ("branch_id", "branch")],
+            ),
+            table(
+                "purchase",
+                vec![
+                    col("member_id", "INTEGER", false),
+                    col("branch_id", "INTEGER", false),
+                    col("total_pounds", "REAL", false),
+                ],
+                vec![("member_id", "member"), ("branch_id", "branch")],
+            ),
+        ],
+    );
+    super::rules::check_placed(
+        &s,
+        "Which branches do not have any registered members?",
+        "SELECT b.Name AS branch FROM branch AS b LEFT JOIN membership_register_branch AS mrb ON b.id = mrb.branch_id WHERE mrb.branch_id IS NULL LIMIT 10000",
+    );
+    // With no word to choose by, the missing rows are not read.
+    assert!(
+        sql_over(&s, "Which branches do not have any members?").starts_with("ERROR"),
+        "{}",
+        sql_over(&s, "Which branches do not have any members?")
+    );
+}

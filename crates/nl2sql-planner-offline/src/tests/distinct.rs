@@ -6,7 +6,7 @@
 
 use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
-use super::rules::{check, describe};
+use super::rules::{check, describe, sql_over};
 use super::{col, samples, table};
 
 /// A lending library: members of branches borrow books.
@@ -205,4 +205,29 @@ fn a_category_that_labels_its_table_only_for_want_of_a_name_lists_its_values() {
         "Show all transaction types.",
         "SELECT DISTINCT ft.transaction_type AS transaction_type FROM Financial_Transactions AS ft ORDER BY ft.transaction_type LIMIT 10000",
     );
+}
+
+#[test]
+fn a_count_of_kinds_a_column_names_counts_its_values() {
+    let l = library();
+    // "genres" and "tiers" are kinds of books and members, not rows: each value once.
+    check(
+        &l,
+        "Show the number of genres.",
+        "SELECT COUNT(DISTINCT b.genre) AS genre_count FROM books AS b LIMIT 10000",
+    );
+    check(
+        &l,
+        "How many tiers are there?",
+        "SELECT COUNT(DISTINCT m.tier) AS tier_count FROM members AS m LIMIT 10000",
+    );
+    // The rows' own label counts the rows.
+    check(
+        &l,
+        "How many titles are there?",
+        "SELECT COUNT(*) AS book_count FROM books AS b LIMIT 10000",
+    );
+    // A count compared after the kinds counts rows of each kind, not the kinds.
+    let sql = sql_over(&l, "How many genres have more than 2 books?");
+    assert!(!sql.contains("COUNT(DISTINCT b.genre)"), "{sql}");
 }

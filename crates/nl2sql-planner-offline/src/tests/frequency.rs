@@ -129,3 +129,39 @@ fn a_verb_before_a_grouped_count_is_that_grouping() {
     }
     super::rules::refused_placing(&s, "Which countries are shared by members?", "shared");
 }
+
+#[test]
+fn the_most_times_counts_the_rows_that_refer_to_the_rows_named() {
+    let s = super::snapshot_of(
+        "garage",
+        vec![
+            table(
+                "Vehicles",
+                vec![col("id", "INTEGER", true), col("plate", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "Lessons",
+                vec![
+                    col("lesson_id", "INTEGER", true),
+                    col("vehicle_id", "INTEGER", false),
+                ],
+                vec![("vehicle_id", "Vehicles")],
+            ),
+        ],
+    );
+    // The rows named before the superlative are counted, per vehicle.
+    check(
+        &s,
+        "What is the plate of the vehicle used in lessons for most of the times?",
+        "SELECT v.id AS id, v.plate AS plate, COUNT(*) AS lesson_count FROM Lessons AS l INNER JOIN Vehicles AS v ON l.vehicle_id = v.id GROUP BY v.id, v.plate ORDER BY lesson_count DESC LIMIT 1",
+    );
+    // The one table whose rows refer to vehicles.
+    check(
+        &s,
+        "Which vehicle was used the most times?",
+        "SELECT v.id AS id, COUNT(*) AS lesson_count FROM Lessons AS l INNER JOIN Vehicles AS v ON l.vehicle_id = v.id GROUP BY v.id ORDER BY lesson_count DESC LIMIT 1",
+    );
+    // Without "times" (or "often") the ranking names nothing to rank by.
+    assert!(super::rules::sql_over(&s, "Which vehicle was used the most?").starts_with("ERROR"));
+}

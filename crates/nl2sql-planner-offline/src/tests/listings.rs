@@ -34,6 +34,15 @@ fn bank(infer: bool) -> SchemaSnapshot {
                 ],
                 vec![],
             ),
+            table(
+                "Transactions",
+                vec![
+                    col("transaction_id", "INTEGER", true),
+                    col("account_id", "INTEGER", false),
+                    col("amount", "REAL", false),
+                ],
+                vec![],
+            ),
         ],
     );
     if infer {
@@ -174,4 +183,67 @@ fn a_negation_reaches_its_value_across_the_values_column() {
         "Which climbers are not tall and from Switzerland?",
         "negation 'not'",
     );
+}
+
+#[test]
+fn a_second_column_of_the_ranked_rows_is_asked_for_too() {
+    // Each customer stays one group (its key), the columns listed are shown.
+    check_placed(
+        &bank(true),
+        "What is the customer last name, id and first name of the customer with the most accounts?",
+        "SELECT c.customer_id AS customer_id, c.customer_last_name AS customer_last_name, c.customer_first_name AS customer_first_name, COUNT(*) AS account_count FROM Accounts AS a INNER JOIN Customers AS c ON a.customer_id = c.customer_id GROUP BY c.customer_id, c.customer_last_name, c.customer_first_name ORDER BY account_count DESC LIMIT 1",
+    );
+    // "full name": the last name is the second half of it.
+    check(
+        &bank(true),
+        "What is the full name of the customer with the fewest accounts?",
+        "SELECT c.customer_id AS customer_id, c.customer_first_name AS customer_first_name, c.customer_last_name AS customer_last_name, COUNT(*) AS account_count FROM Accounts AS a INNER JOIN Customers AS c ON a.customer_id = c.customer_id GROUP BY c.customer_id, c.customer_first_name, c.customer_last_name ORDER BY account_count LIMIT 1",
+    );
+    // The column asked for, of the rows each group is: "account id" beside the count.
+    check(
+        &bank(true),
+        "Show the account id and the number of transactions for each account.",
+        "SELECT a.account_id AS account_id, a.account_name AS account_name, COUNT(*) AS transaction_count FROM Transactions AS t INNER JOIN Accounts AS a ON t.account_id = a.account_id GROUP BY a.account_id, a.account_name ORDER BY a.account_id, a.account_name LIMIT 10000",
+    );
+    // A column of another table than the grouped rows is not theirs: still refused.
+    refused_saying(
+        &staff(),
+        "Show the department name and city of the department with the most employees.",
+        "city",
+    );
+}
+
+#[test]
+fn columns_listed_after_an_aggregated_one_share_its_aggregation() {
+    let snapshot = snapshot_of(
+        "athletes",
+        vec![table(
+            "people",
+            vec![
+                col("people_id", "INTEGER", true),
+                col("name", "TEXT", false),
+                col("height", "REAL", false),
+                col("weight", "REAL", false),
+                col("score", "REAL", false),
+            ],
+            vec![],
+        )],
+    );
+    check_placed(
+        &snapshot,
+        "What are the average height and weight of all people?",
+        "SELECT AVG(p.height) AS avg_height, AVG(p.weight) AS avg_weight FROM people AS p LIMIT 10000",
+    );
+    check_placed(
+        &snapshot,
+        "Show the maximum height, weight and score.",
+        "SELECT MAX(p.height) AS max_height, MAX(p.weight) AS max_weight, MAX(p.score) AS max_score FROM people AS p LIMIT 10000",
+    );
+    // A column with an aggregation of its own keeps it; a name is no average.
+    check_placed(
+        &snapshot,
+        "What are the average height and the minimum weight?",
+        "SELECT AVG(p.height) AS avg_height, MIN(p.weight) AS min_weight FROM people AS p LIMIT 10000",
+    );
+    refused_saying(&snapshot, "What is the average height and name?", "name");
 }

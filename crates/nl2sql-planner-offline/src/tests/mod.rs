@@ -31,6 +31,7 @@ mod nouns;
 mod owners;
 mod per_answer;
 mod phrasing;
+mod question_words;
 mod readings;
 mod referenced;
 mod rules;

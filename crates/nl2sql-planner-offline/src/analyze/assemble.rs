@@ -29,7 +29,6 @@ struct Ranking {
     order_measure: Option<(usize, bool)>,
 }
 
-/// A plain aggregate of `column` (or of rows) over `table`.
 /// Words of column names that say a column holds a time (beside dates and years).
 const TIME_WORDS: &[&str] = &["time", "timestamp", "hour", "day", "month", "when"];
 
@@ -72,6 +71,7 @@ const PLACE_WORDS: &[&str] = &[
     "long",
 ];
 
+/// A plain aggregate of `column` (or of rows) over `table`.
 fn plain(agg: Agg, column: Option<usize>, table: usize) -> Measure {
     Measure {
         agg,
@@ -125,7 +125,7 @@ impl Builder<'_> {
     /// of its own table (`reports_to`), shown beside a condition on that table, asks for
     /// the rows related to the ones the condition picks, which takes the table twice. The
     /// plan reads it once (it would list Nancy and her own manager's id), so it is
-    /// refused. On Spider train all five such answers were wrong.
+    /// refused. On Spider train both such answers were wrong.
     fn relates_no_two_rows_of_one_table(&self) -> Result<(), Unlinked> {
         let index = self.index;
         let self_reference = self.a.outputs.iter().find_map(|o| {
@@ -167,8 +167,8 @@ impl Builder<'_> {
     /// "When did Linda Smith visit Subway?", "Where is the history department?": a
     /// question that opens with "when" asks for a time, one that opens with "where" for a
     /// place. A plan that shows neither (no date, time or year among its outputs; no
-    /// column or table named as a place) answers another question, and is refused. On
-    /// Spider train such plans were wrong 3 times in 4.
+    /// column or table named as a place) answers another question, and is refused. Of
+    /// the four such plans on Spider train, three were wrong.
     fn answers_when_or_where(&self) -> Result<(), Unlinked> {
         let Some(first) = self.tokens.first() else {
             return Ok(());

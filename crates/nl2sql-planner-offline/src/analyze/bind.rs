@@ -3,7 +3,7 @@
 //! column, a count, a time), with the measures they create.
 
 use super::super::intent::{CORRESPONDING, number_at};
-use super::super::link::{TypeClass, nearest_before};
+use super::super::link::{ColumnInfo, TypeClass, nearest_before};
 use super::super::text::{is_money_word, punctuated_before};
 use super::{Agg, Builder, Measure, Mention, ROW_NOUNS, RankKey, Target, is_singular};
 
@@ -1033,9 +1033,9 @@ impl Builder<'_> {
                     _ if s.time => {
                         *rank = Some((RankKey::Time, s.desc, limit));
                     }
-                    // "the service type that is performed the most times", "the film
-                    // rented most often": the rows counted are the one table whose rows
-                    // refer to the rows named before.
+                    // "the vehicle used in lessons for most of the times", "the vehicle
+                    // used the most times": the rows counted are those of a table that
+                    // refers to the rows named before.
                     _ if rank.is_none()
                         && let Some(t) = self.times_counted(s.start, s.end) =>
                     {
@@ -1122,7 +1122,7 @@ impl Builder<'_> {
 
 /// Whether a column's name says it holds an amount (`room_count`, `Order_Quantity`), even
 /// when its type is text: its values are no kinds of anything.
-fn names_an_amount(col: &super::super::link::ColumnInfo) -> bool {
+fn names_an_amount(col: &ColumnInfo) -> bool {
     col.plain.iter().any(|w| {
         ["count", "quantity", "amount", "total"]
             .iter()

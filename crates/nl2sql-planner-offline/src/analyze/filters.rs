@@ -384,8 +384,9 @@ impl Builder<'_> {
 
     /// Whether the negation at `n` reaches a mention starting at `start`: within three
     /// words, or across grammar words ("any", "been", "in") and at most one verb ("not
-    /// involved in any behavior incident"), never across a clause ("and", "or", "who", a
-    /// comma) nor past six words.
+    /// involved in any behavior incident"), never across a clause word ("and", "or",
+    /// "who", "than": `CLAUSE_WORDS`) nor past six words. Commas are not tokens, so a
+    /// comma alone does not stop it.
     fn negation_reaches(&self, n: usize, start: usize) -> bool {
         if start <= n || start - n > 6 {
             return false;

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use super::super::link::PLACE_WORDS;
 use super::super::text::stem;
 
 use super::{
@@ -32,42 +33,13 @@ struct Ranking {
 /// Words of column names that say a column holds a time (beside dates and years).
 const TIME_WORDS: &[&str] = &["time", "timestamp", "hour", "day", "month", "when"];
 
-/// Words of column or table names that say they hold a place.
-const PLACE_WORDS: &[&str] = &[
-    "country",
-    "nation",
-    "region",
-    "state",
-    "province",
-    "city",
-    "town",
-    "location",
-    "address",
-    "place",
-    "venue",
-    "room",
-    "building",
-    "county",
-    "street",
-    "site",
-    "hometown",
-    "district",
-    "area",
-    "zip",
-    "postcode",
-    "stadium",
-    "airport",
-    "station",
-    "campus",
-    "circuit",
-    "track",
-    "arena",
-    "continent",
-    "destination",
-    "origin",
-    "latitude",
-    "longitude",
-    "lat",
+/// Words of column or table names that say they hold a place, beside the place columns'
+/// words the linker knows (`link::PLACE_WORDS`).
+#[rustfmt::skip]
+const MORE_PLACE_WORDS: &[&str] = &[
+    "address", "place", "venue", "room", "building", "county", "street", "site", "hometown",
+    "district", "area", "zip", "postcode", "stadium", "airport", "station", "campus", "circuit",
+    "track", "arena", "continent", "destination", "origin", "latitude", "longitude", "lat",
     "long",
 ];
 
@@ -199,7 +171,12 @@ impl Builder<'_> {
                 col.plain
                     .iter()
                     .chain(&index.tables[col.table].plain)
-                    .any(|w| PLACE_WORDS.iter().any(|p| stem(p) == *w))
+                    .any(|w| {
+                        PLACE_WORDS
+                            .iter()
+                            .chain(MORE_PLACE_WORDS)
+                            .any(|p| stem(p) == *w)
+                    })
             });
             (place, "a place, and the plan shows none")
         } else {

@@ -31,6 +31,7 @@ use values::{proper_nouns, values_exact, values_partial};
 
 pub(crate) use mention::{Mention, Target, nearest_after, nearest_before};
 pub(crate) use schema::{ColumnInfo, ForeignKey, SchemaIndex, TypeClass};
+pub(crate) use values::PLACE_WORDS;
 
 /// Links question tokens to the schema. `used[i]` marks tokens consumed by intent cues;
 /// they are not linked (values still may be, since they are literal text).

@@ -310,7 +310,9 @@ pub(super) fn values_partial(
 
 /// Words of column names that hold places, coarsest first: a capitalised word after "in"
 /// that no known value matches is taken as a value of the first such column of a table.
-const PLACE_WORDS: &[&str] = &[
+/// (A "where" question's answer is checked against these and the words of
+/// `analyze::assemble`'s `MORE_PLACE_WORDS`.)
+pub(crate) const PLACE_WORDS: &[&str] = &[
     "country", "nation", "region", "state", "province", "city", "town", "location",
 ];
 

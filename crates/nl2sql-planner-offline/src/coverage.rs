@@ -95,6 +95,20 @@ pub(crate) fn cover(
                 format!("the rows of table {}", index.tables[table].name),
                 used.reads_table(index, table),
             )
+        } else if let Some((_, table)) = analysis
+            .link_words
+            .iter()
+            .find(|(p, _)| (m.start..m.end).contains(p))
+        {
+            // "faculty who do not participate in any activity": the verb is a word of the
+            // link table's name (`Faculty_Participates_in`) whose rows must be missing.
+            (
+                format!(
+                    "table {}, whose rows must be missing",
+                    index.tables[*table].name
+                ),
+                true,
+            )
         } else if analysis.absent_with.contains(&k) {
             (
                 format!(

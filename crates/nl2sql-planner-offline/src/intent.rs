@@ -418,6 +418,17 @@ fn ordering(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
             return Some(end);
         }
     }
+    // "in order of salary", "in the order of their names": the key follows, ascending
+    // unless a direction says otherwise.
+    if t.is("order")
+        && s.w(i + 1) == "of"
+        && (i >= 1 && s.w(i - 1) == "in"
+            || i >= 2 && s.w(i - 1) == "the" && matches!(s.w(i - 2), "in" | "by"))
+    {
+        c.order_key = Some(i + 2);
+        mark(c, i, i + 2);
+        return Some(i + 2);
+    }
     if t.is_any(&[
         "sorted", "ordered", "order", "sort", "ranked", "rank", "arranged",
     ]) {
@@ -668,10 +679,13 @@ pub(crate) fn direction_words(tokens: &[Token], i: usize) -> Option<Direction> {
         }
         ("descending" | "desc" | "decreasing", "order") => Some(dir(true, 2)),
         ("ascending" | "asc" | "increasing", "order") => Some(dir(false, 2)),
+        // "in alphabetical order of last name": the key follows "order of".
+        ("alphabetical" | "alphabetically" | "alphabetic", "order") => Some(dir(false, 2)),
         ("descending" | "desc" | "decreasing", _) => Some(dir(true, 1)),
-        ("ascending" | "asc" | "increasing" | "alphabetically" | "alphabetical", _) => {
-            Some(dir(false, 1))
-        }
+        (
+            "ascending" | "asc" | "increasing" | "alphabetically" | "alphabetical" | "alphabetic",
+            _,
+        ) => Some(dir(false, 1)),
         ("highest" | "largest" | "biggest" | "most" | "newest" | "latest", "first") => {
             Some(dir(true, 2))
         }

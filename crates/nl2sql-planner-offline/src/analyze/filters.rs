@@ -215,63 +215,52 @@ impl Builder<'_> {
             if self.negations_used[p] {
                 continue;
             }
-            let found = self.mentions.iter().enumerate().find_map(|(k, m)| {
-                if self.consumed[k] || m.start <= n || !self.negation_reaches(n, m.start) {
-                    return None;
-                }
-                match m.target {
-                    Target::Table(t) => Some((k, t)),
-                    Target::Column(c)
-                        if self.index.columns[c].is_measure()
-                            && self.tokens[m.end - 1].lower.ends_with("ed") =>
-                    {
-                        Some((k, self.index.columns[c].table))
+            // Every mention the negation reaches, in order: "faculty who do not
+            // participate in any activity" reaches `Participates_in` (the verb) and then
+            // `Activity`, and only the second relates to the faculty.
+            let reached: Vec<(usize, usize)> = self
+                .mentions
+                .iter()
+                .enumerate()
+                .filter_map(|(k, m)| {
+                    if self.consumed[k] || m.start <= n || !self.negation_reaches(n, m.start) {
+                        return None;
                     }
-                    _ => None,
-                }
-            });
-            let Some((k, named)) = found else { continue };
-            // The rows that lack matches are of a table named before the negation (as a
-            // table, its key or label, or a column said with its table: "the locations of
-            // schools"), one the named table refers to ("machines that never had
-            // maintenance") or one a link table between the two refers to ("stations
-            // without any trains": no row of the link table). Missing rows say nothing
-            // about another column's values ("hometowns not associated with any gymnast"
-            // asks for hometowns no gymnast has).
-            let absent = self.mentions.iter().enumerate().find_map(|(j, m)| {
-                if j == k || m.start >= n {
-                    return None;
-                }
-                let s = match m.target {
-                    Target::Table(s) => s,
-                    Target::Column(c)
-                        if self.index.columns[c].is_pk
-                            || self.index.label_column(self.index.columns[c].table) == Some(c)
-                            || self.tokens[m.start..m.end].iter().any(|w| {
-                                self.index.tables[self.index.columns[c].table]
-                                    .stems
-                                    .contains(&w.stem)
-                            }) =>
-                    {
-                        self.index.columns[c].table
+                    match m.target {
+                        Target::Table(t) => Some((k, t)),
+                        Target::Column(c)
+                            if self.index.columns[c].is_measure()
+                                && self.tokens[m.end - 1].lower.ends_with("ed") =>
+                        {
+                            Some((k, self.index.columns[c].table))
+                        }
+                        // "students who don't have any allergies" over `Has_Allergy.Allergy`
+                        // (a key of another table): rows of the column's table.
+                        Target::Column(c)
+                            if m.start > 0
+                                && self.tokens[m.start - 1].is("any")
+                                && (0..self.index.tables.len())
+                                    .any(|to| self.index.column_refers_to(c, to)) =>
+                        {
+                            Some((k, self.index.columns[c].table))
+                        }
+                        _ => None,
                     }
-                    _ => return None,
-                };
-                if s == named {
-                    None
-                } else if self.index.refers_to(named, s) {
-                    Some(named)
-                } else if !self.index.refers_to(s, named) {
-                    self.index
-                        .link_table(s, named)
-                        .or_else(|| self.link_table_said(s, named, n + 1, self.mentions[k].start))
-                } else {
-                    None
-                }
-            });
-            let Some(t) = absent else { continue };
+                })
+                .collect();
+            let Some((k, named, t)) = reached
+                .iter()
+                .find_map(|&(k, named)| self.absent_of(n, k, named).map(|t| (k, named, t)))
+            else {
+                continue;
+            };
             self.consumed[k] = true;
-            if t != named {
+            // The verb before it that named another table ("participate") was a word of
+            // the link table's name.
+            for &(j, _) in reached.iter().take_while(|(j, _)| *j != k) {
+                self.consumed[j] = true;
+            }
+            if t != named || matches!(self.mentions[k].target, Target::Column(_)) {
                 self.a.absent_with.push(k);
                 // The words that chose the link table are read.
                 for i in self.words_naming_table(t, n + 1, self.mentions[k].start) {
@@ -284,6 +273,49 @@ impl Builder<'_> {
             }
             self.missing_with(k, t);
         }
+    }
+
+    /// The table whose rows must lack matches when the negation at `n` reaches mention
+    /// `k` (naming table `named`), if a table named before the negation relates to it.
+    fn absent_of(&self, n: usize, k: usize, named: usize) -> Option<usize> {
+        // The rows that lack matches are of a table named before the negation (as a
+        // table, its key or label, or a column said with its table: "the locations of
+        // schools"), one the named table refers to ("machines that never had
+        // maintenance") or one a link table between the two refers to ("stations
+        // without any trains": no row of the link table). Missing rows say nothing
+        // about another column's values ("hometowns not associated with any gymnast"
+        // asks for hometowns no gymnast has).
+        self.mentions.iter().enumerate().find_map(|(j, m)| {
+            if j == k || m.start >= n {
+                return None;
+            }
+            let s = match m.target {
+                Target::Table(s) => s,
+                Target::Column(c)
+                    if self.index.columns[c].is_pk
+                        || self.index.label_column(self.index.columns[c].table) == Some(c)
+                        || self.tokens[m.start..m.end].iter().any(|w| {
+                            self.index.tables[self.index.columns[c].table]
+                                .stems
+                                .contains(&w.stem)
+                        }) =>
+                {
+                    self.index.columns[c].table
+                }
+                _ => return None,
+            };
+            if s == named {
+                None
+            } else if self.index.refers_to(named, s) {
+                Some(named)
+            } else if !self.index.refers_to(s, named) {
+                self.index
+                    .link_table(s, named)
+                    .or_else(|| self.link_table_said(s, named, n + 1, self.mentions[k].start))
+            } else {
+                None
+            }
+        })
     }
 
     /// Of several link tables between `a` and `b`, the one that the words from `from` to
@@ -403,12 +435,18 @@ impl Builder<'_> {
         // The one word besides grammar is a verb the linker left alone.
         let words: Vec<usize> = (n + 1..start)
             .filter(|&i| {
-                !is_function_word(&self.tokens[i].lower) && !self.tokens[i].is_any(&["yet", "ever"])
+                !is_function_word(&self.tokens[i].lower)
+                    && !self.tokens[i].is_any(&["yet", "ever", "t"])
             })
             .collect();
         match words.as_slice() {
             [] => true,
-            [i] => !self.mentions.iter().any(|m| m.start <= *i && *i < m.end),
+            // Or a verb that names a table ("do not participate in any activity" over
+            // `Participates_in`), tried before what follows it.
+            [i] => match self.mentions.iter().find(|m| m.start <= *i && *i < m.end) {
+                None => true,
+                Some(m) => matches!(m.target, Target::Table(_)) && m.end <= start,
+            },
             _ => false,
         }
     }

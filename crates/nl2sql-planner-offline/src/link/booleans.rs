@@ -170,6 +170,11 @@ fn negative(
         {
             wanted.push(vec![stem(rest.trim_start_matches('-'))]);
         }
+        // "available rooms" where the column says `Unavailable`: the adjective without
+        // the column's negating prefix is the column being false.
+        if token.lower.len() >= 3 && token.lower.chars().all(|c| c.is_ascii_alphabetic()) {
+            wanted.push(vec![stem(&format!("{p}{}", token.lower))]);
+        }
     }
     let cands: Candidates = columns
         .iter()

@@ -566,12 +566,14 @@ fn resolve_ties(
         .filter(|m| matches!(m.target, Target::Value { .. }))
         .map(|m| (m.start, m.end))
         .collect();
-    // In question order; each choice joins the context of the next.
-    for m in mentions.iter_mut() {
-        let Some(alts) = alternatives(m) else {
-            continue;
-        };
-        let neighbours = neighbours_of(&context);
+    // The target `alts` ranks first for the mention `m`, its score, and the runner-up when
+    // only the names' order (the last two parts of the key) tells the two apart.
+    let choose = |m: &Mention,
+                  alts: &[(Target, u32)],
+                  context: &[usize],
+                  tables_at: &[(usize, usize, usize, Option<usize>)]|
+     -> Option<(Target, u32, Option<Target>)> {
+        let neighbours = neighbours_of(context);
         let (start, end) = (m.start, m.end);
         // How many words from the nearest mention of the candidate's table (the very column
         // named by the word before or after counts as nearer still: "energy used" is the
@@ -642,19 +644,63 @@ fn resolve_ties(
         };
         let mut ranked: Vec<_> = alts.iter().map(|t| (key(t), t)).collect();
         ranked.sort_by(|a, b| a.0.cmp(&b.0));
-        if let Some((first, (best, score))) = ranked.first() {
-            // Decided only by the names' order (the last two parts of the key).
-            m.guess = ranked.get(1).and_then(|(second, (other, _))| {
-                let same = (
-                    first.0, first.1, first.2, first.3, first.4, first.5, first.6,
-                ) == (
-                    second.0, second.1, second.2, second.3, second.4, second.5, second.6,
-                );
-                (same && other != best).then(|| other.clone())
-            });
-            m.target = best.clone();
-            m.score = *score;
-            context.push(best.table(index));
+        let (first, (best, score)) = ranked.first()?;
+        let guess = ranked.get(1).and_then(|(second, (other, _))| {
+            let same = (
+                first.0, first.1, first.2, first.3, first.4, first.5, first.6,
+            ) == (
+                second.0, second.1, second.2, second.3, second.4, second.5, second.6,
+            );
+            (same && other != best).then(|| other.clone())
+        });
+        Some((best.clone(), *score, guess))
+    };
+    // In question order; each choice joins the context of the next, unless only the
+    // names' order made it (a guess informs nothing).
+    for m in mentions.iter_mut() {
+        let Some(alts) = alternatives(m) else {
+            continue;
+        };
+        if let Some((best, score, guess)) = choose(m, &alts, &context, &tables_at) {
+            if guess.is_none() {
+                context.push(best.table(index));
+            }
+            m.target = best;
+            m.score = score;
+            m.guess = guess;
+        }
+    }
+    // A guess is taken again with what the mentions after it decided ("the names and ids
+    // of documents that have the type code BK": `Documents`, once "ids of documents" and
+    // "type code" are read).
+    for k in 0..mentions.len() {
+        if mentions[k].guess.is_none() {
+            continue;
+        }
+        let Some(alts) = alternatives(&mentions[k]) else {
+            continue;
+        };
+        let decided = |j: &usize| *j != k && mentions[*j].guess.is_none();
+        let context: Vec<usize> = (0..mentions.len())
+            .filter(decided)
+            .map(|j| mentions[j].target.table(index))
+            .collect();
+        let tables_at: Vec<(usize, usize, usize, Option<usize>)> = (0..mentions.len())
+            .filter(decided)
+            .filter_map(|j| {
+                let m = &mentions[j];
+                match m.target {
+                    Target::Table(t) => Some((m.start, m.end, t, None)),
+                    Target::Column(c) => Some((m.start, m.end, index.columns[c].table, Some(c))),
+                    Target::Value { .. } => None,
+                }
+            })
+            .collect();
+        if let Some((best, score, None)) = choose(&mentions[k], &alts, &context, &tables_at) {
+            let m = &mut mentions[k];
+            m.target = best;
+            m.score = score;
+            m.guess = None;
         }
     }
 }

@@ -177,3 +177,79 @@ fn a_word_chooses_among_link_tables_between_the_same_two_tables() {
         sql_over(&s, "Which branches do not have any members?")
     );
 }
+
+/// Pupils, teachers and hobbies: each has a link table of its own to hobbies, and the
+/// pupils' one is named by a verb alone ("enjoy").
+fn hobbies() -> SchemaSnapshot {
+    snapshot_of(
+        "hobbies",
+        vec![
+            table(
+                "Pupil",
+                vec![col("id", "INTEGER", true), col("Name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "Teacher",
+                vec![col("id", "INTEGER", true), col("Name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "Hobby",
+                vec![col("id", "INTEGER", true), col("Title", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "Enjoys",
+                vec![
+                    col("PupilID", "INTEGER", false),
+                    col("HobbyID", "INTEGER", false),
+                ],
+                vec![("PupilID", "Pupil"), ("HobbyID", "Hobby")],
+            ),
+            table(
+                "Teacher_Enjoys",
+                vec![
+                    col("TeacherID", "INTEGER", false),
+                    col("HobbyID", "INTEGER", false),
+                ],
+                vec![("TeacherID", "Teacher"), ("HobbyID", "Hobby")],
+            ),
+            table(
+                "Has_Illness",
+                vec![
+                    col("PupilID", "INTEGER", false),
+                    col("Illness", "INTEGER", false),
+                ],
+                vec![("PupilID", "Pupil"), ("Illness", "Illness_Kind")],
+            ),
+            table(
+                "Illness_Kind",
+                vec![col("id", "INTEGER", true), col("Kind", "TEXT", false)],
+                vec![],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn a_verb_naming_another_table_is_passed_for_the_table_after_it() {
+    // "enjoy" names `Enjoys`, which relates pupils, not teachers, to hobbies: the
+    // negation reaches on to "hobby", and the teachers' link table is the one missing.
+    super::rules::check_placed(
+        &hobbies(),
+        "Which teachers don't enjoy any hobby?",
+        "SELECT t.Name AS teacher FROM Teacher AS t LEFT JOIN Teacher_Enjoys AS te ON t.id = te.TeacherID WHERE te.TeacherID IS NULL LIMIT 10000",
+    );
+}
+
+#[test]
+fn any_of_a_key_column_is_rows_of_its_table() {
+    // "illnesses" is `Has_Illness.Illness`, a key of another table: pupils without a
+    // `Has_Illness` row.
+    super::rules::check_placed(
+        &hobbies(),
+        "What are the names of pupils who do not have any illnesses?",
+        "SELECT p.Name AS pupil FROM Pupil AS p LEFT JOIN Has_Illness AS hi ON p.id = hi.PupilID WHERE hi.PupilID IS NULL LIMIT 10000",
+    );
+}

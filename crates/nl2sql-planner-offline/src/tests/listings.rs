@@ -247,3 +247,43 @@ fn columns_listed_after_an_aggregated_one_share_its_aggregation() {
     );
     refused_saying(&snapshot, "What is the average height and name?", "name");
 }
+
+/// Rooms of a hostel, one flag saying which cannot be let.
+fn hostel() -> SchemaSnapshot {
+    snapshot_of(
+        "hostel",
+        vec![table(
+            "Room",
+            vec![
+                col("RoomNumber", "INTEGER", true),
+                col("Floor", "INTEGER", false),
+                col("Unavailable", "BOOLEAN", false),
+            ],
+            vec![],
+        )],
+    )
+}
+
+#[test]
+fn in_order_of_a_column_orders_by_it() {
+    check_placed(
+        &hostel(),
+        "List the room numbers and floors of all rooms in order of floor.",
+        "SELECT r.RoomNumber AS roomnumber, r.Floor AS floor FROM Room AS r ORDER BY r.Floor LIMIT 10000",
+    );
+    check_placed(
+        &hostel(),
+        "List the room numbers of all rooms in descending order of floor.",
+        "SELECT r.RoomNumber AS roomnumber, r.Floor AS floor FROM Room AS r ORDER BY r.Floor DESC LIMIT 10000",
+    );
+}
+
+#[test]
+fn an_adjective_without_the_column_s_negating_prefix_is_the_column_false() {
+    // "available" where the column says `Unavailable`.
+    check_placed(
+        &hostel(),
+        "How many rooms are available?",
+        "SELECT COUNT(*) AS room_count FROM Room AS r WHERE r.Unavailable = false LIMIT 10000",
+    );
+}

@@ -113,3 +113,76 @@ fn the_table_named_after_of_decides_which_name() {
     ));
     assert!(plan.is_ok(), "{plan:?}");
 }
+
+/// Documents (cre_Docs_and_Epenses of Spider train, shortened): documents of a type,
+/// some with expenses; keys named after their tables, so "ids" and "type code" are
+/// columns of two tables each, and "names" of two more.
+fn paperwork() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("paperwork", "sqlite");
+    let refer = |mut t: nl2sql_state::TableContract, to: &[&str]| {
+        for (fk, column) in t.foreign_keys.iter_mut().zip(to) {
+            fk.referred_columns = vec![(*column).to_owned()];
+        }
+        t
+    };
+    contract.add_table(table(
+        "Ref_Document_Types",
+        vec![
+            col("Document_Type_Code", "TEXT", true),
+            col("Document_Type_Name", "TEXT", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(refer(
+        table(
+            "Documents",
+            vec![
+                col("Document_ID", "INTEGER", true),
+                col("Document_Type_Code", "TEXT", false),
+                col("Document_Name", "TEXT", false),
+            ],
+            vec![("Document_Type_Code", "Ref_Document_Types")],
+        ),
+        &["Document_Type_Code"],
+    ));
+    contract.add_table(refer(
+        table(
+            "Documents_with_Expenses",
+            vec![
+                col("Document_ID", "INTEGER", true),
+                col("Budget_Type_Code", "TEXT", false),
+            ],
+            vec![("Document_ID", "Documents")],
+        ),
+        &["Document_ID"],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn a_tie_is_taken_again_with_what_the_words_after_it_decided() {
+    // "names" comes first, when nothing tells `Document_Name` from `Document_Type_Name`;
+    // the words after it ("ids of documents", "type code") decide it afterwards, so it
+    // is no longer a guess.
+    use super::super::intent::{Day, cues};
+    use super::super::link::{SchemaIndex, Target, link};
+    use super::super::text::tokenize;
+    let snapshot = paperwork();
+    let index = SchemaIndex::build(&snapshot);
+    let question = "What are the names and ids of documents that have the type code BK?";
+    let tokens = tokenize(question);
+    let c = cues(&tokens, Day::parse("2024-05-15").unwrap());
+    let mentions = link(question, &tokens, &c.used, &index);
+    let names = mentions
+        .iter()
+        .find(|m| tokens[m.start].lower == "names")
+        .expect("'names' is linked");
+    let Target::Column(column) = names.target else {
+        panic!("{:?}", names.target)
+    };
+    assert_eq!(index.columns[column].name, "Document_Name");
+    assert!(names.guess.is_none(), "{:?}", names.guess);
+}

@@ -255,8 +255,9 @@ impl Builder<'_> {
                 continue;
             };
             self.consumed[k] = true;
-            // The verb before it that named another table ("participate") was a word of
-            // the link table's name.
+            // A mention passed before it ("participate", naming `Participates_in`) is
+            // read with it: as a word of the link table's name when it is one (see
+            // `words_naming_table`); otherwise the coverage finds it unused and refuses.
             for &(j, _) in reached.iter().take_while(|(j, _)| *j != k) {
                 self.consumed[j] = true;
             }

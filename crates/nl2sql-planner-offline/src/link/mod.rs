@@ -479,9 +479,23 @@ fn merge_qualified(mentions: Vec<Mention>, tokens: &[Token], index: &SchemaIndex
     out
 }
 
+/// A mention's span and the table it names: (start, end, table, the column when it
+/// names one).
+type TableAt = (usize, usize, usize, Option<usize>);
+
+/// The span and table of a mention of a table or a column (not of a value).
+fn table_at(m: &Mention, index: &SchemaIndex) -> Option<TableAt> {
+    match m.target {
+        Target::Table(t) => Some((m.start, m.end, t, None)),
+        Target::Column(c) => Some((m.start, m.end, index.columns[c].table, Some(c))),
+        Target::Value { .. } => None,
+    }
+}
+
 /// Picks one target per ambiguous mention: prefer a target whose table is mentioned
 /// unambiguously elsewhere, then one adjacent by foreign key to such a table, then a
-/// table's label column, then the smallest table and column name.
+/// table's label column, then the smallest table and column name. A choice only the
+/// names' order made (a guess) is taken again once the mentions after it are decided.
 fn resolve_ties(
     mentions: &mut [Mention],
     tokens: &[Token],
@@ -544,14 +558,10 @@ fn resolve_ties(
     };
     // Tables named right beside each span ("the factory name", "the name of the ships"),
     // and columns other mentions name a value of ("performed … by Frank").
-    let tables_at: Vec<(usize, usize, usize, Option<usize>)> = mentions
+    let tables_at: Vec<TableAt> = mentions
         .iter()
         .filter(|m| m.alternatives.is_empty())
-        .filter_map(|m| match m.target {
-            Target::Table(t) => Some((m.start, m.end, t, None)),
-            Target::Column(c) => Some((m.start, m.end, index.columns[c].table, Some(c))),
-            Target::Value { .. } => None,
-        })
+        .filter_map(|m| table_at(m, index))
         .collect();
     let valued: Vec<usize> = mentions
         .iter()
@@ -571,7 +581,7 @@ fn resolve_ties(
     let choose = |m: &Mention,
                   alts: &[(Target, u32)],
                   context: &[usize],
-                  tables_at: &[(usize, usize, usize, Option<usize>)]|
+                  tables_at: &[TableAt]|
      -> Option<(Target, u32, Option<Target>)> {
         let neighbours = neighbours_of(context);
         let (start, end) = (m.start, m.end);
@@ -685,16 +695,9 @@ fn resolve_ties(
             .filter(decided)
             .map(|j| mentions[j].target.table(index))
             .collect();
-        let tables_at: Vec<(usize, usize, usize, Option<usize>)> = (0..mentions.len())
+        let tables_at: Vec<TableAt> = (0..mentions.len())
             .filter(decided)
-            .filter_map(|j| {
-                let m = &mentions[j];
-                match m.target {
-                    Target::Table(t) => Some((m.start, m.end, t, None)),
-                    Target::Column(c) => Some((m.start, m.end, index.columns[c].table, Some(c))),
-                    Target::Value { .. } => None,
-                }
-            })
+            .filter_map(|j| table_at(&mentions[j], index))
             .collect();
         if let Some((best, score, None)) = choose(&mentions[k], &alts, &context, &tables_at) {
             let m = &mut mentions[k];

@@ -849,6 +849,7 @@ impl Builder<'_> {
                 self.a.order.push((Output::Measure(m), desc));
             }
         }
+        self.group_labels_with_their_keys();
         let _ = self.role_unlinked.len();
         Ok(())
     }
@@ -906,6 +907,56 @@ impl Builder<'_> {
             self.a.group_by.retain(|g| *g != key);
             self.a.group_by.insert(0, key);
             self.group_by_once(c);
+        }
+    }
+
+    /// "The names of students who have more than one advisor": a table's label grouped
+    /// by, with only rows of other tables counted or added up and a condition on each
+    /// group's count or total, stands for that table's rows, and two rows sharing a label
+    /// (two students named Smith) are two groups: the table's key joins the grouping,
+    /// before the label. Learned on Spider train, where grouping by the label alone
+    /// merged such rows.
+    fn group_labels_with_their_keys(&mut self) {
+        // Only where groups are kept or dropped by a condition on what each holds (a
+        // HAVING): a grouping that only lists groups, or ranks them, keeps its columns
+        // (a cross-source join matches groups by them, and "the most common sport"
+        // groups by the value).
+        if self.a.having.is_empty() {
+            return;
+        }
+        let index = self.index;
+        let labels: Vec<(usize, usize)> = self
+            .a
+            .group_by
+            .iter()
+            .filter_map(|&g| {
+                let t = index.columns[g].table;
+                (index.label_column(t) == Some(g) && !index.columns[g].is_key).then_some((g, t))
+            })
+            .collect();
+        for (label, t) in labels {
+            let Some(key) = index.single_key(t) else {
+                continue;
+            };
+            // The rows counted must be many per row of `t` (they refer to it): "courses
+            // offered by more than one department" counts departments a course refers to,
+            // one per course, so its title (not the course) is what is grouped.
+            if self.a.group_by.contains(&key)
+                || !self
+                    .a
+                    .measures
+                    .iter()
+                    .all(|m| m.table != t && index.refers_to(m.table, t))
+            {
+                continue;
+            }
+            let at = self
+                .a
+                .group_by
+                .iter()
+                .position(|g| *g == label)
+                .unwrap_or(0);
+            self.a.group_by.insert(at, key);
         }
     }
 

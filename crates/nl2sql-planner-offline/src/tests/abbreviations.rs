@@ -83,3 +83,45 @@ fn a_table_is_named_by_its_own_name_column_even_when_it_is_the_key() {
         "SELECT t.track_name AS track_name, t.plays AS plays FROM track AS t ORDER BY t.plays DESC LIMIT 1",
     );
 }
+
+/// Courses with a code of their own and of their department, taught by professors
+/// numbered by an abbreviated column.
+fn catalogue() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("catalogue", "sqlite");
+    contract.add_table(table(
+        "COURSE",
+        vec![
+            col("CRS_CODE", "TEXT", true),
+            col("DEPT_CODE", "TEXT", false),
+            col("CRS_CREDIT", "REAL", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "PROFESSOR",
+        vec![
+            col("EMP_NUM", "INTEGER", true),
+            col("PROF_OFFICE", "TEXT", false),
+        ],
+        vec![],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn course_employee_and_number_abbreviations_are_their_words() {
+    let s = catalogue();
+    check(
+        &s,
+        "How many different course codes are there?",
+        "SELECT COUNT(DISTINCT c.CRS_CODE) AS course_count FROM COURSE AS c LIMIT 10000",
+    );
+    check(
+        &s,
+        "What are the employee numbers and offices of all professors?",
+        "SELECT p.EMP_NUM AS emp_num, p.PROF_OFFICE AS prof_office FROM PROFESSOR AS p LIMIT 10000",
+    );
+}

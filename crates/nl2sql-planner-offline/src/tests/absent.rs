@@ -253,3 +253,24 @@ fn any_of_a_key_column_is_rows_of_its_table() {
         "SELECT p.Name AS pupil FROM Pupil AS p LEFT JOIN Has_Illness AS hi ON p.id = hi.PupilID WHERE hi.PupilID IS NULL LIMIT 10000",
     );
 }
+
+#[test]
+fn a_label_grouped_for_rows_of_another_table_is_grouped_with_its_table_s_key() {
+    // Two readers named alike are two readers: the key joins the grouping.
+    super::rules::check_placed(
+        &library(),
+        "What are the names of readers who have more than 2 loans?",
+        "SELECT r.Name AS reader, COUNT(*) AS loan_count FROM Loan AS l INNER JOIN Reader AS r ON l.ReaderID = r.id GROUP BY r.id, r.Name HAVING COUNT(*) > 2 ORDER BY r.id, r.Name LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_label_grouped_while_counting_rows_it_refers_to_stays_alone() {
+    // A machine is at one site: sites counted per machine row would be one each, so
+    // "machine names found at more than one site" groups the shared name, not the key.
+    let sql = sql_over(
+        &super::plant(),
+        "What are the names of machines located at more than one site?",
+    );
+    assert!(sql.contains("GROUP BY m.name HAVING"), "{sql}");
+}

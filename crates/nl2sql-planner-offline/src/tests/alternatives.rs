@@ -68,7 +68,7 @@ fn an_or_inside_a_bound_is_the_bound_spelt_out_or_not() {
         check(
             &s,
             &format!("Which venues have {n} or more concerts?"),
-            "SELECT v.venue_name AS venue_name, COUNT(*) AS concert_count FROM concert AS c INNER JOIN venue AS v ON c.venue_id = v.id GROUP BY v.venue_name HAVING COUNT(*) >= 2 ORDER BY v.venue_name LIMIT 10000",
+            "SELECT v.venue_name AS venue_name, COUNT(*) AS concert_count FROM concert AS c INNER JOIN venue AS v ON c.venue_id = v.id GROUP BY v.id, v.venue_name HAVING COUNT(*) >= 2 ORDER BY v.id, v.venue_name LIMIT 10000",
         );
     }
 }

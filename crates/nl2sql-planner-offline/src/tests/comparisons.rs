@@ -227,3 +227,20 @@ fn all_of_a_table_the_rows_read_do_not_belong_to_is_not_a_quantifier() {
         "swimmers",
     );
 }
+
+#[test]
+fn a_comparison_with_an_average_of_the_rows_is_refused_not_dropped() {
+    // Comparing with a value computed over the rows needs a sub-query; read any other
+    // way, the condition is dropped (the average listed beside a count).
+    let library = super::absent::library();
+    for question in [
+        "How many books have more pages than the average?",
+        "Which books have pages above the average pages?",
+    ] {
+        refused_saying(
+            &library,
+            question,
+            "compares with a value computed over the rows",
+        );
+    }
+}

@@ -455,7 +455,7 @@ fn plans_rankings_and_groups() {
     );
     check(
         "Factories with more than 1 machine",
-        "SELECT f.name AS factory, COUNT(*) AS machine_count FROM machines AS m INNER JOIN factories AS f ON m.factory_id = f.id GROUP BY f.name HAVING COUNT(*) > 1 ORDER BY f.name LIMIT 10000",
+        "SELECT f.name AS factory, COUNT(*) AS machine_count FROM machines AS m INNER JOIN factories AS f ON m.factory_id = f.id GROUP BY f.id, f.name HAVING COUNT(*) > 1 ORDER BY f.id, f.name LIMIT 10000",
     );
 }
 

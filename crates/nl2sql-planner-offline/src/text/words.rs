@@ -444,4 +444,14 @@ pub(super) const ABBREVIATIONS: &[(&str, &[&str])] = &[
     ("dob", &["date", "of", "birth"]),
     ("dept", &["department"]),
     ("addr", &["address"]),
+    // Learned on Spider train's schemas (`CRS_CODE`, `EMP_NUM`, `prof_office`, `apt_number`,
+    // `cust_id`), conventional English abbreviations rather than any one
+    // database's vocabulary.
+    ("crs", &["course"]),
+    ("emp", &["employee"]),
+    ("prof", &["professor"]),
+    ("num", &["number"]),
+    ("apt", &["apartment"]),
+    ("cust", &["customer"]),
+    ("mgr", &["manager"]),
 ];

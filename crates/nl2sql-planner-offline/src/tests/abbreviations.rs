@@ -84,8 +84,8 @@ fn a_table_is_named_by_its_own_name_column_even_when_it_is_the_key() {
     );
 }
 
-/// Courses with a code of their own and of their department, taught by professors
-/// numbered by an abbreviated column.
+/// Courses with a code of their own and of their department, professors with
+/// abbreviated columns, and matches with a number each.
 fn catalogue() -> SchemaSnapshot {
     let mut contract = SchemaContract::new("catalogue", "sqlite");
     contract.add_table(table(
@@ -101,7 +101,16 @@ fn catalogue() -> SchemaSnapshot {
         "PROFESSOR",
         vec![
             col("EMP_NUM", "INTEGER", true),
+            col("EMP_FNAME", "TEXT", false),
             col("PROF_OFFICE", "TEXT", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "MATCHES",
+        vec![
+            col("id", "INTEGER", true),
+            col("match_num", "INTEGER", false),
         ],
         vec![],
     ));
@@ -112,7 +121,7 @@ fn catalogue() -> SchemaSnapshot {
 }
 
 #[test]
-fn course_employee_and_number_abbreviations_are_their_words() {
+fn course_and_employee_abbreviations_are_their_words() {
     let s = catalogue();
     check(
         &s,
@@ -121,7 +130,15 @@ fn course_employee_and_number_abbreviations_are_their_words() {
     );
     check(
         &s,
-        "What are the employee numbers and offices of all professors?",
-        "SELECT p.EMP_NUM AS emp_num, p.PROF_OFFICE AS prof_office FROM PROFESSOR AS p LIMIT 10000",
+        "What are the employee first names and offices of all professors?",
+        "SELECT p.EMP_FNAME AS emp_fname, p.PROF_OFFICE AS prof_office FROM PROFESSOR AS p LIMIT 10000",
     );
+    // `num` is not spelt out: a match's number is no amount of matches.
+    for question in ["Count the number of matches.", "How many matches are there?"] {
+        check(
+            &s,
+            question,
+            "SELECT COUNT(*) AS match_count FROM MATCHES AS m LIMIT 10000",
+        );
+    }
 }

@@ -444,13 +444,14 @@ pub(super) const ABBREVIATIONS: &[(&str, &[&str])] = &[
     ("dob", &["date", "of", "birth"]),
     ("dept", &["department"]),
     ("addr", &["address"]),
-    // Learned on Spider train's schemas (`CRS_CODE`, `EMP_NUM`, `prof_office`, `apt_number`,
+    // Learned on Spider train's schemas (`CRS_CODE`, `EMP_FNAME`, `prof_office`, `apt_number`,
     // `cust_id`), conventional English abbreviations rather than any one
-    // database's vocabulary.
+    // database's vocabulary. Not `num`: `match_num` is a match's number, and spelt out
+    // it read "the number of matches" as their sum (Spider dev, 2026-11-30); `Num_…`
+    // amounts are read without it.
     ("crs", &["course"]),
     ("emp", &["employee"]),
     ("prof", &["professor"]),
-    ("num", &["number"]),
     ("apt", &["apartment"]),
     ("cust", &["customer"]),
     ("mgr", &["manager"]),

@@ -134,7 +134,10 @@ fn course_and_employee_abbreviations_are_their_words() {
         "SELECT p.EMP_FNAME AS emp_fname, p.PROF_OFFICE AS prof_office FROM PROFESSOR AS p LIMIT 10000",
     );
     // `num` is not spelt out: a match's number is no amount of matches.
-    for question in ["Count the number of matches.", "How many matches are there?"] {
+    for question in [
+        "Count the number of matches.",
+        "How many matches are there?",
+    ] {
         check(
             &s,
             question,

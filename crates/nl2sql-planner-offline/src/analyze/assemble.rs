@@ -90,7 +90,57 @@ impl Builder<'_> {
         self.ungroup_the_counted_rows_label();
         done?;
         self.answers_when_or_where()?;
-        self.relates_no_two_rows_of_one_table()
+        self.relates_no_two_rows_of_one_table()?;
+        self.repeats_no_more_than_the_question()
+    }
+
+    /// "What are the first name and last name of Linda Smith's advisor?", where the
+    /// schema cannot lead from a student to her advisor: a plan whose outputs include
+    /// two columns each held to the one value the question gives (`Fname = 'Linda'`,
+    /// `LName = 'Smith'`) answers with the question's own words, so what was asked is
+    /// about other rows. Refused. On Spider train the two such answers were wrong and no
+    /// right answer had that shape (one such column, "the name and age of the student
+    /// named Linda", is common and right).
+    fn repeats_no_more_than_the_question(&self) -> Result<(), Unlinked> {
+        let index = self.index;
+        let held: Vec<usize> = self
+            .a
+            .outputs
+            .iter()
+            .filter_map(|o| match o {
+                Output::Column(c) => Some(*c),
+                Output::Measure(_) => None,
+            })
+            .filter(|c| {
+                self.a.filters.iter().any(|f| {
+                    f.column == *c
+                        && !f.negated
+                        && match &f.test {
+                            Test::Cmp(CmpOp::Eq, _) => true,
+                            Test::In(values) => values.len() == 1,
+                            _ => false,
+                        }
+                })
+            })
+            .collect();
+        if held.len() < 2 {
+            return Ok(());
+        }
+        let names: Vec<String> = held
+            .iter()
+            .map(|c| {
+                let col = &index.columns[*c];
+                format!("{}.{}", index.tables[col.table].name, col.name)
+            })
+            .collect();
+        Err(Unlinked {
+            words: Vec::new(),
+            reason: format!(
+                "the answer would only repeat the values the question gives for {}; \
+                 name the table whose rows are asked for",
+                names.join(" and ")
+            ),
+        })
     }
 
     /// "The employees who report to Nancy Edwards": a column that refers to another row

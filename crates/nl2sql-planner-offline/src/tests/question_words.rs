@@ -104,3 +104,51 @@ fn a_key_to_other_rows_of_the_same_table_is_not_read_beside_a_condition() {
         "staff.reports_to refers to other rows of staff",
     );
 }
+
+/// Pupils with a tutor number no foreign key leads from.
+fn tutoring() -> SchemaSnapshot {
+    let mut snapshot = snapshot_of(
+        "tutoring",
+        vec![table(
+            "pupil",
+            vec![
+                col("id", "INTEGER", true),
+                col("first_name", "TEXT", false),
+                col("last_name", "TEXT", false),
+                col("age", "INTEGER", false),
+                col("tutor", "INTEGER", false),
+            ],
+            vec![],
+        )],
+    );
+    describe(
+        &mut snapshot,
+        "pupil",
+        "first_name",
+        samples(&["Ann", "Bo", "Cleo"]),
+    );
+    describe(
+        &mut snapshot,
+        "pupil",
+        "last_name",
+        samples(&["Lee", "Ito", "Moss"]),
+    );
+    snapshot
+}
+
+#[test]
+fn an_answer_that_repeats_the_question_s_values_is_refused() {
+    // The tutor's names are other rows' (no key leads there): the plan would list Ann
+    // Lee's own names back.
+    refused_saying(
+        &tutoring(),
+        "What are the first name and last name of Ann Lee's tutor?",
+        "would only repeat the values the question gives",
+    );
+    // One such column beside what is asked is common, and right.
+    check_placed(
+        &tutoring(),
+        "What are the last name and age of pupils whose last name is Lee?",
+        "SELECT p.last_name AS last_name, p.age AS age FROM pupil AS p WHERE p.last_name = 'Lee' LIMIT 10000",
+    );
+}

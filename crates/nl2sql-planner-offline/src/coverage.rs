@@ -66,6 +66,14 @@ pub(crate) struct Coverage {
     pub(crate) suggestions: Vec<String>,
 }
 
+/// The plan element a word of a link table's name became: that table's rows, missing.
+fn missing_rows_of(index: &SchemaIndex, table: usize) -> String {
+    format!(
+        "table {}, whose rows must be missing",
+        index.tables[table].name
+    )
+}
+
 /// Reads `analysis` (of `tokens`) against `plan`.
 pub(crate) fn cover(
     tokens: &[Token],
@@ -102,13 +110,7 @@ pub(crate) fn cover(
         {
             // "faculty who do not participate in any activity": the verb is a word of the
             // link table's name (`Faculty_Participates_in`) whose rows must be missing.
-            (
-                format!(
-                    "table {}, whose rows must be missing",
-                    index.tables[*table].name
-                ),
-                true,
-            )
+            (missing_rows_of(index, *table), true)
         } else if analysis.absent_with.contains(&k) {
             (
                 format!(
@@ -302,10 +304,7 @@ pub(crate) fn cover(
                         i,
                         InterpretedSpan {
                             text: t.raw.clone(),
-                            element: format!(
-                                "table {}, whose rows must be missing",
-                                index.tables[*table].name
-                            ),
+                            element: missing_rows_of(index, *table),
                         },
                     ));
                 } else if analysis.unlinked.contains(&t.raw)

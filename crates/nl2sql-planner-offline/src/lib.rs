@@ -331,8 +331,10 @@ fn plan(
     }
     let mut first_error: Option<Unlinked> = None;
     let mut mismatch: Option<String> = None;
-    let mut uncovered: Option<Coverage> = None;
-    let mut unsure: Option<Coverage> = None;
+    // The first reading refused for its words (unplaced, or placed but unsure): later
+    // texts are rebuilt from the sub-query, so a refusal of theirs must not hide why the
+    // sub-query's own words were refused.
+    let mut refused: Option<(Coverage, Refusal)> = None;
     let mut ambiguous: Option<String> = None;
     // The words to account for are the sub-query's own (the question, or the part of it
     // the decomposer wrote), whichever text the plan is finally built from.
@@ -381,16 +383,21 @@ fn plan(
             Err(u) => Coverage::unread(u),
         };
         if strict && !coverage.unplaced.is_empty() {
-            uncovered.get_or_insert(coverage);
+            refused.get_or_insert((coverage, Refusal::Unplaced));
             continue;
         }
         if strict && coverage.interpretation.confidence < min_confidence {
-            unsure.get_or_insert(coverage);
+            refused.get_or_insert((coverage, Refusal::Unsure));
             continue;
         }
         model.interpretation = Some(coverage.into_interpretation());
         return Ok(model);
     }
+    let (uncovered, unsure) = match refused {
+        Some((coverage, Refusal::Unplaced)) => (Some(coverage), None),
+        Some((coverage, Refusal::Unsure)) => (None, Some(coverage)),
+        None => (None, None),
+    };
     if let Some(coverage) = uncovered {
         return Err(uncovered_error(&coverage));
     }
@@ -415,6 +422,14 @@ fn plan(
         )),
         (None, None) => Err(failure("nothing to plan".to_owned())),
     }
+}
+
+/// Why a reading whose plan was built was refused.
+enum Refusal {
+    /// Words of the sub-query the plan does not place.
+    Unplaced,
+    /// Every word placed, but the reading is less likely right than the gate allows.
+    Unsure,
 }
 
 /// A sub-query grouped by an attribute that another column of the grouped table spells

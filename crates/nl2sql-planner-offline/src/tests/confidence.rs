@@ -129,3 +129,28 @@ fn traits_read_as_words_in_a_refusal() {
     assert_eq!(words_of("pair:<schema>_with").as_deref(), Some("with"));
     assert_eq!(words_of("plan:tables=3"), None);
 }
+
+/// A sub-query whose own words were all placed but below the gate is refused for that,
+/// even when a text rebuilt from its metrics (tried after it) leaves words unplaced: the
+/// refusal names why the question's own reading failed, not the rebuilt one's.
+#[test]
+fn the_question_own_reading_decides_the_refusal() {
+    let question = "How many machines are there in each factory?";
+    let mut request = plan_request(question, Some("2024-05-15"));
+    // Rebuilt as "number of machines": no grouping, so "each factory" is not placed.
+    request.sub_query.metrics = vec![nl2sql_plan::MetricSpec {
+        name: "machine_count".into(),
+        aggregation: Some(nl2sql_plan::Aggregation::Count),
+        description: None,
+    }];
+    let e = OfflinePlanner::new()
+        .with_min_confidence(1.0)
+        .plan_sync(&request)
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    assert!(
+        e.message.starts_with("not sure enough of this reading"),
+        "{}",
+        e.message
+    );
+}

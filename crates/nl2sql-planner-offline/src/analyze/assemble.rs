@@ -586,13 +586,22 @@ impl Builder<'_> {
         let m = self.push_measure(plain(Agg::Count, None, t));
         let time = self.index.ranking_time_column(t);
         let extreme = if desc { Agg::Max } else { Agg::Min };
+        // "Which month has the most happy hours?", "the advisor with the most students": a
+        // column the question names of the counted rows' own table (not its key) is what
+        // they are counted by.
+        let own_column_named = entity.mention.is_some_and(|k| {
+            matches!(self.mentions[k].target, Target::Column(c)
+                if self.index.columns[c].table == t && self.index.single_key(t) != Some(c))
+        });
         match entity.column {
             // "the latest maintenance date for each machine": the latest per group.
             _ if latest && explicit_groups && self.cues.top.is_none() && time.is_some() => {
                 self.a.measures.pop();
                 self.push_measure(plain(extreme, time, t));
             }
-            Some(e) if !latest && (entity.table != Some(t) || entity.attribute) => {
+            Some(e)
+                if !latest && (entity.table != Some(t) || entity.attribute || own_column_named) =>
+            {
                 // "the country of the artist who made the fewest songs" ranks artists,
                 // each by its own songs: one group per artist (its key), not one per
                 // country.

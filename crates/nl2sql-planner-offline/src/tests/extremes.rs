@@ -9,6 +9,7 @@
 
 use super::literals::gallery;
 use super::rules::{check, check_placed, refused_placing};
+use super::{col, table};
 
 #[test]
 fn with_the_maximum_ranks_the_rows() {
@@ -257,11 +258,11 @@ fn a_superlative_is_its_own_ranking_not_another_words_extreme_or_a_groups_name()
         "most', 'deaths",
     );
     // Groups ranked by their own key (the first advisor by number) are no ranking by
-    // how many students each has.
-    refused_placing(
+    // how many students each has: the advisors are ranked by their students' count.
+    check_placed(
         &s,
         "Which advisor has most of students? List advisor and the number of students.",
-        "most",
+        "SELECT s.advisor AS advisor, COUNT(*) AS student_count FROM student AS s GROUP BY s.advisor ORDER BY student_count DESC LIMIT 1",
     );
 }
 
@@ -348,5 +349,45 @@ fn an_extreme_per_group_no_word_asked_for_is_refused() {
         &desk,
         "Show the latest date a ticket was raised for each client.",
         "SELECT c.client_name AS client_name, MAX(t.date_ticket_raised) AS max_date_ticket_raised FROM Tickets AS t INNER JOIN Clients AS c ON t.client_id = c.id GROUP BY c.client_name ORDER BY c.client_name LIMIT 10000",
+    );
+}
+
+/// "Which month has the most visits?": the counted rows' own column the question names is
+/// what they are counted by, even when it is part of the table's key (`month`) or a
+/// number naming a person (`Mentor`), and not the table's label.
+#[test]
+fn the_most_rows_per_a_named_column_of_their_own_table() {
+    let clinic = super::snapshot_of(
+        "clinic",
+        vec![
+            table(
+                "visit",
+                vec![
+                    col("shop_id", "INTEGER", true),
+                    col("month", "TEXT", true),
+                    col("staff", "INTEGER", false),
+                ],
+                vec![],
+            ),
+            table(
+                "Trainee",
+                vec![
+                    col("TraineeID", "INTEGER", true),
+                    col("LName", "TEXT", false),
+                    col("Mentor", "INTEGER", false),
+                ],
+                vec![],
+            ),
+        ],
+    );
+    check_placed(
+        &clinic,
+        "Which month has the most visits?",
+        "SELECT v.month AS month, COUNT(*) AS visit_count FROM visit AS v GROUP BY v.month ORDER BY visit_count DESC LIMIT 1",
+    );
+    check_placed(
+        &clinic,
+        "Give the mentor with the most trainees.",
+        "SELECT t.Mentor AS mentor, COUNT(*) AS trainee_count FROM Trainee AS t GROUP BY t.Mentor ORDER BY trainee_count DESC LIMIT 1",
     );
 }

@@ -377,6 +377,9 @@ fn identifiers_split_and_words_stem() {
         ("persons", "person"),
         ("children", "child"),
         ("women", "woman"),
+        ("buildings", "building"),
+        ("bookings", "booking"),
+        ("savings", "saving"),
     ] {
         assert_eq!(stem(a), stem(b), "{a} / {b}");
     }

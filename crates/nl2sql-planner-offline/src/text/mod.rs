@@ -244,6 +244,13 @@ pub(crate) fn stem(word: &str) -> String {
     if w.len() <= 3 || !w.chars().all(|c| c.is_alphabetic()) {
         return w;
     }
+    // A plural gerund noun meets its singular: "buildings" is what `Building` holds
+    // ("building" loses its "-ing" below, so the plural must too).
+    if let Some(b) = w.strip_suffix("ings")
+        && b.len() >= 3
+    {
+        return stem(&format!("{b}ing"));
+    }
     let mut s = if let Some(b) = w.strip_suffix("ies") {
         ie_singular(b)
     } else if let Some(b) = w.strip_suffix("sses") {

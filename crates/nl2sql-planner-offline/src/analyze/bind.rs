@@ -1122,7 +1122,7 @@ impl Builder<'_> {
 
 /// Whether a column's name says it holds an amount (`room_count`, `Order_Quantity`), even
 /// when its type is text: its values are no kinds of anything.
-fn names_an_amount(col: &ColumnInfo) -> bool {
+pub(super) fn names_an_amount(col: &ColumnInfo) -> bool {
     col.plain.iter().any(|w| {
         ["count", "quantity", "amount", "total"]
             .iter()

@@ -637,6 +637,17 @@ impl Builder<'_> {
                     }
                     continue;
                 }
+                // "counties that have at least two delegates": a plural naming a text
+                // column (each row holds one) counts the rows of its table.
+                (Some(k), _) if self.counts_rows_by_a_column(k) => {
+                    self.consumed[k] = true;
+                    self.a.rows_named.push(k);
+                    let t = self.table_of(&self.mentions[k]);
+                    for (op, v) in &cue.bounds {
+                        count_havings.push((t, *op, *v, false));
+                    }
+                    continue;
+                }
                 (_, Some(k)) => Some(k),
                 _ => None,
             };
@@ -690,6 +701,23 @@ impl Builder<'_> {
             }
         }
         count_havings
+    }
+
+    /// Whether mention `k`, right after a count comparison, is a plural naming a text
+    /// column that is not a key ("two or more players" where each row holds one
+    /// `Player`): the rows of its table are what is counted.
+    fn counts_rows_by_a_column(&self, k: usize) -> bool {
+        let m = &self.mentions[k];
+        let Target::Column(c) = m.target else {
+            return false;
+        };
+        let col = &self.index.columns[c];
+        let last = &self.tokens[m.end - 1].lower;
+        // (`membership_amount` holds a number as text: "100 memberships" compares it.)
+        col.class == crate::link::TypeClass::Text
+            && !col.is_key
+            && !bind::names_an_amount(col)
+            && is_plural(last)
     }
 
     /// A negation over rows of another table that carry a condition: "artists who did

@@ -244,3 +244,51 @@ fn a_comparison_with_an_average_of_the_rows_is_refused_not_dropped() {
         );
     }
 }
+
+/// "counties that have at least two delegates": a plural naming a text column (each row
+/// holds one delegate) counts its table's rows per answer; a column whose name says it
+/// holds an amount (`membership_amount`, a number kept as text) is compared instead.
+#[test]
+fn a_count_of_a_text_column_plural_counts_its_rows() {
+    let s = snapshot_of(
+        "polls",
+        vec![
+            table(
+                "county",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("County_name", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "election",
+                vec![
+                    col("Election_ID", "INTEGER", true),
+                    col("District", "INTEGER", false),
+                    col("Delegate", "TEXT", false),
+                ],
+                vec![("District", "county")],
+            ),
+            table(
+                "branch",
+                vec![
+                    col("Branch_ID", "INTEGER", true),
+                    col("City", "TEXT", false),
+                    col("membership_amount", "TEXT", false),
+                ],
+                vec![],
+            ),
+        ],
+    );
+    check_placed(
+        &s,
+        "Show the names of counties that have at least two delegates.",
+        "SELECT c.County_name AS county_name, COUNT(*) AS election_count FROM election AS e INNER JOIN county AS c ON e.District = c.id GROUP BY c.id, c.County_name HAVING COUNT(*) >= 2 ORDER BY c.id, c.County_name LIMIT 10000",
+    );
+    let amount = super::rules::sql_over(
+        &s,
+        "Which cities have branches with at least 100 memberships?",
+    );
+    assert!(!amount.contains("COUNT(*)"), "{amount}");
+}

@@ -393,14 +393,11 @@ fn plan(
         model.interpretation = Some(coverage.into_interpretation());
         return Ok(model);
     }
-    let (uncovered, unsure) = match refused {
-        Some((coverage, Refusal::Unplaced)) => (Some(coverage), None),
-        Some((coverage, Refusal::Unsure)) => (None, Some(coverage)),
-        None => (None, None),
+    let unsure = match refused {
+        Some((coverage, Refusal::Unplaced)) => return Err(uncovered_error(&coverage)),
+        Some((coverage, Refusal::Unsure)) => Some(coverage),
+        None => None,
     };
-    if let Some(coverage) = uncovered {
-        return Err(uncovered_error(&coverage));
-    }
     if let Some(m) = ambiguous {
         return Err(PipelineError::new(
             Node::AstPlanner,

@@ -587,8 +587,8 @@ impl Builder<'_> {
         let time = self.index.ranking_time_column(t);
         let extreme = if desc { Agg::Max } else { Agg::Min };
         // "Which month has the most happy hours?", "the advisor with the most students": a
-        // column the question names of the counted rows' own table (not its key) is what
-        // they are counted by.
+        // column the question names of the counted rows' own table (not its single key)
+        // is what they are counted by.
         let own_column_named = entity.mention.is_some_and(|k| {
             matches!(self.mentions[k].target, Target::Column(c)
                 if self.index.columns[c].table == t && self.index.single_key(t) != Some(c))

@@ -83,11 +83,7 @@ fn a_reading_below_the_threshold_is_refused_saying_why() {
         .unwrap();
     let confidence = answered.interpretation.as_ref().unwrap().confidence;
     assert!(confidence > 0.0 && confidence < 1.0, "{confidence}");
-    let e = OfflinePlanner::new()
-        .with_min_confidence(1.0)
-        .plan_sync(&request)
-        .unwrap_err();
-    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    let e = refused_by_a_certain_gate(&request);
     assert!(
         e.message.starts_with(&format!(
             "not sure enough of this reading to answer (confidence {confidence:.2}, below 1.00)"
@@ -143,14 +139,21 @@ fn the_question_own_reading_decides_the_refusal() {
         aggregation: Some(nl2sql_plan::Aggregation::Count),
         description: None,
     }];
-    let e = OfflinePlanner::new()
-        .with_min_confidence(1.0)
-        .plan_sync(&request)
-        .unwrap_err();
-    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    let e = refused_by_a_certain_gate(&request);
     assert!(
         e.message.starts_with("not sure enough of this reading"),
         "{}",
         e.message
     );
+}
+
+/// The strict planner's refusal of `request` with a gate no reading passes (confidence 1),
+/// asserted to be `AMBIGUOUS_QUESTION`.
+fn refused_by_a_certain_gate(request: &nl2sql_planner::PlanRequest) -> nl2sql_state::PipelineError {
+    let e = OfflinePlanner::new()
+        .with_min_confidence(1.0)
+        .plan_sync(request)
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::AmbiguousQuestion);
+    e
 }

@@ -115,11 +115,14 @@ async fn a_gigabyte_value_built_by_a_function_is_cut_from_the_result() {
     // still cut at the byte limit.
     let path = fixture_db("value-bomb");
     let a = adapter(&path);
+    // Building the value takes seconds, tens of them on a loaded 2-core machine: what is
+    // tested is the cut, so the statement's timeout is not what ends it.
+    let limits = nl2sql_adapter::Limits {
+        statement_timeout_ms: 300_000,
+        ..a.limits()
+    };
     let frame = a
-        .run_sql(
-            &crate::raw("SELECT repeat('x', 1000000000) AS s"),
-            a.limits(),
-        )
+        .run_sql(&crate::raw("SELECT repeat('x', 1000000000) AS s"), limits)
         .await;
     assert!(frame.success, "{:?}", frame.error);
     assert!(frame.truncated);

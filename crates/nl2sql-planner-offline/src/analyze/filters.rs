@@ -717,7 +717,7 @@ impl Builder<'_> {
         col.class == crate::link::TypeClass::Text
             && !col.is_key
             && !bind::names_an_amount(col)
-            && is_plural(last)
+            && !is_singular(last)
     }
 
     /// A negation over rows of another table that carry a condition: "artists who did

@@ -738,11 +738,6 @@ fn is_singular(word: &str) -> bool {
     super::text::singular(word) == word
 }
 
-/// True for a plural noun ("players", "people"): its singular differs.
-fn is_plural(word: &str) -> bool {
-    !is_singular(word)
-}
-
 /// True for a `true`/`false` value of a boolean column.
 fn is_boolean_value(target: &Target) -> bool {
     matches!(target, Target::Value { values, .. } if matches!(values.as_slice(), [Value::Bool(_)]))

@@ -1,13 +1,13 @@
 //! Expressions, precedence parentheses and the dialect function map
 //! (spec: sql-generation.md §4, §4.2).
 
-use nl2sql_plan::{AGGREGATE_FUNCTIONS, Expr, ExprKind, LiteralValue, Op};
+use nl2sql_plan::{AGGREGATE_FUNCTIONS, Expr, ExprKind, LiteralValue, Op, PlanModel};
 use nl2sql_state::{Dialect, PipelineError};
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
     BinaryOperator, CaseWhen, CastKind, DataType, DateTimeField, DuplicateTreatment,
     ExactNumberInfo, Expr as Sql, ExtractSyntax, Function, FunctionArg, FunctionArgExpr,
-    FunctionArgumentList, FunctionArguments, Ident, ObjectName, UnaryOperator, Value,
+    FunctionArgumentList, FunctionArguments, Ident, ObjectName, Query, UnaryOperator, Value,
 };
 
 use crate::error::gen_error;
@@ -26,9 +26,20 @@ enum Prec {
     Atom,
 }
 
+/// What an expression is rendered with: the dialect, and how a sub-query's plan becomes a
+/// statement (the statement layout's builder, passed in: expressions sit below
+/// statements, and a sub-query is the one place an expression holds a statement).
+#[derive(Clone, Copy)]
+pub(crate) struct Cx {
+    /// The target dialect.
+    pub(crate) dialect: Dialect,
+    /// Builds a sub-query's statement (with its plan's own LIMIT only).
+    pub(crate) statement: fn(&PlanModel, Dialect) -> Result<Query, PipelineError>,
+}
+
 /// Renders one plan expression as a sqlparser expression.
-pub(crate) fn render_expr(e: &Expr, dialect: Dialect) -> Result<Sql, PipelineError> {
-    Ok(build(e, dialect)?.0)
+pub(crate) fn render_expr(e: &Expr, cx: Cx) -> Result<Sql, PipelineError> {
+    Ok(build(e, cx)?.0)
 }
 
 /// A numeric literal from its text.
@@ -114,11 +125,11 @@ fn column(e: &Expr, dialect: Dialect) -> Result<Sql, PipelineError> {
     })
 }
 
-fn build(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
+fn build(e: &Expr, cx: Cx) -> Result<(Sql, Prec), PipelineError> {
     match e.kind {
-        ExprKind::Literal => literal(e, dialect),
-        ExprKind::Column => Ok((column(e, dialect)?, Prec::Atom)),
-        ExprKind::Func => Ok((function(e, dialect)?, Prec::Atom)),
+        ExprKind::Literal => literal(e, cx.dialect),
+        ExprKind::Column => Ok((column(e, cx.dialect)?, Prec::Atom)),
+        ExprKind::Func => Ok((function(e, cx)?, Prec::Atom)),
         ExprKind::Case => {
             let mut whens: Vec<_> = e.whens.iter().collect();
             whens.sort_by_key(|w| w.ordinal);
@@ -129,15 +140,15 @@ fn build(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
                 .into_iter()
                 .map(|w| {
                     Ok(CaseWhen {
-                        condition: render_expr(&w.condition, dialect)?,
-                        result: render_expr(&w.result, dialect)?,
+                        condition: render_expr(&w.condition, cx)?,
+                        result: render_expr(&w.result, cx)?,
                     })
                 })
                 .collect::<Result<Vec<_>, PipelineError>>()?;
             let else_result = e
                 .else_expr
                 .as_deref()
-                .map(|x| render_expr(x, dialect).map(Box::new))
+                .map(|x| render_expr(x, cx).map(Box::new))
                 .transpose()?;
             Ok((
                 Sql::Case {
@@ -155,7 +166,7 @@ fn build(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
                 .expr
                 .as_deref()
                 .ok_or_else(|| missing("unary without expr"))?;
-            let inner = build(operand, dialect)?;
+            let inner = build(operand, cx)?;
             match e.op {
                 Some(Op::Not) => Ok((
                     Sql::UnaryOp {
@@ -178,11 +189,29 @@ fn build(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
                 ))),
             }
         }
-        ExprKind::Binary => binary(e, dialect),
+        ExprKind::Binary => binary(e, cx),
+        ExprKind::Subquery => Ok((Sql::Subquery(Box::new(subquery(e, cx)?)), Prec::Atom)),
     }
 }
 
-fn binary(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
+/// The query of a sub-query expression: its plan's own LIMIT only, never the datasource's
+/// row limit (a cut list of `IN` members, or a cut set a scalar is computed from, would
+/// change the outer query's rows silently; the outer statement's limit bounds the output).
+fn subquery(e: &Expr, cx: Cx) -> Result<Query, PipelineError> {
+    let plan = e
+        .query
+        .as_deref()
+        .ok_or_else(|| missing("subquery without query"))?;
+    if plan.select_items.len() != 1 {
+        return Err(gen_error(format!(
+            "a sub-query selects exactly one column (it selects {})",
+            plan.select_items.len()
+        )));
+    }
+    (cx.statement)(plan, cx.dialect)
+}
+
+fn binary(e: &Expr, cx: Cx) -> Result<(Sql, Prec), PipelineError> {
     let op = e.op.ok_or_else(|| missing("binary without op"))?;
     let l = e
         .left
@@ -202,9 +231,9 @@ fn binary(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
             };
             Ok((
                 Sql::BinaryOp {
-                    left: Box::new(paren(build(l, dialect)?, |c| c < p)),
+                    left: Box::new(paren(build(l, cx)?, |c| c < p)),
                     op: sql_op,
-                    right: Box::new(paren(build(r, dialect)?, |c| c < p)),
+                    right: Box::new(paren(build(r, cx)?, |c| c < p)),
                 },
                 p,
             ))
@@ -220,9 +249,9 @@ fn binary(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
             };
             Ok((
                 Sql::BinaryOp {
-                    left: Box::new(paren(build(l, dialect)?, cmp_child)),
+                    left: Box::new(paren(build(l, cx)?, cmp_child)),
                     op: sql_op,
-                    right: Box::new(paren(build(r, dialect)?, cmp_child)),
+                    right: Box::new(paren(build(r, cx)?, cmp_child)),
                 },
                 Prec::Cmp,
             ))
@@ -231,9 +260,9 @@ fn binary(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
         // as SQLite's LIKE (ASCII) and MySQL's default collations already are: DuckDB and
         // PostgreSQL render it as ILIKE, so all engines return the same rows.
         Op::Like => {
-            let expr = Box::new(paren(build(l, dialect)?, cmp_child));
-            let pattern = Box::new(paren(build(r, dialect)?, cmp_child));
-            let sql = match dialect {
+            let expr = Box::new(paren(build(l, cx)?, cmp_child));
+            let pattern = Box::new(paren(build(r, cx)?, cmp_child));
+            let sql = match cx.dialect {
                 Dialect::DuckDb | Dialect::Postgres => Sql::ILike {
                     negated: false,
                     any: false,
@@ -251,6 +280,14 @@ fn binary(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
             };
             Ok((sql, Prec::Cmp))
         }
+        Op::In if r.kind == ExprKind::Subquery => Ok((
+            Sql::InSubquery {
+                expr: Box::new(paren(build(l, cx)?, cmp_child)),
+                subquery: Box::new(subquery(r, cx)?),
+                negated: false,
+            },
+            Prec::Cmp,
+        )),
         Op::In => {
             let members: Vec<&Expr> = if r.is_list() {
                 r.args.iter().collect()
@@ -262,11 +299,11 @@ fn binary(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
             }
             let list = members
                 .into_iter()
-                .map(|m| render_expr(m, dialect))
+                .map(|m| render_expr(m, cx))
                 .collect::<Result<Vec<_>, _>>()?;
             Ok((
                 Sql::InList {
-                    expr: Box::new(paren(build(l, dialect)?, cmp_child)),
+                    expr: Box::new(paren(build(l, cx)?, cmp_child)),
                     list,
                     negated: false,
                 },
@@ -274,7 +311,7 @@ fn binary(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
             ))
         }
         Op::Is | Op::IsNot => {
-            let left = Box::new(paren(build(l, dialect)?, cmp_child));
+            let left = Box::new(paren(build(l, cx)?, cmp_child));
             let not = op == Op::IsNot;
             let sql = if r.is_null_literal() {
                 if not {
@@ -308,9 +345,9 @@ fn binary(e: &Expr, dialect: Dialect) -> Result<(Sql, Prec), PipelineError> {
             };
             Ok((
                 Sql::BinaryOp {
-                    left: Box::new(paren(build(l, dialect)?, |c| c < p)),
+                    left: Box::new(paren(build(l, cx)?, |c| c < p)),
                     op: sql_op,
-                    right: Box::new(paren(build(r, dialect)?, |c| c <= p)),
+                    right: Box::new(paren(build(r, cx)?, |c| c <= p)),
                 },
                 p,
             ))
@@ -348,7 +385,7 @@ fn call_args(name: &str, args: Vec<FunctionArg>) -> Sql {
 
 /// `NAME(DISTINCT arg)`: an aggregate of the distinct values of one argument, spelled the
 /// same in every dialect.
-fn distinct_aggregate(e: &Expr, name: &str, dialect: Dialect) -> Result<Sql, PipelineError> {
+fn distinct_aggregate(e: &Expr, name: &str, cx: Cx) -> Result<Sql, PipelineError> {
     if !AGGREGATE_FUNCTIONS.contains(&name) {
         return Err(gen_error(format!(
             "DISTINCT applies only to an aggregate, not to {name}"
@@ -363,7 +400,7 @@ fn distinct_aggregate(e: &Expr, name: &str, dialect: Dialect) -> Result<Sql, Pip
     if arg.kind == ExprKind::Column && arg.column_name.as_deref() == Some("*") {
         return Err(gen_error(format!("{name}(DISTINCT *) is not valid SQL")));
     }
-    let mut call = call(name, vec![render_expr(arg, dialect)?]);
+    let mut call = call(name, vec![render_expr(arg, cx)?]);
     if let Sql::Function(Function {
         args: FunctionArguments::List(list),
         ..
@@ -416,14 +453,14 @@ fn arity(name: &str, args: &[Sql], n: usize) -> Result<(), PipelineError> {
     }
 }
 
-fn function(e: &Expr, dialect: Dialect) -> Result<Sql, PipelineError> {
+fn function(e: &Expr, cx: Cx) -> Result<Sql, PipelineError> {
     let raw = e
         .func_name
         .as_deref()
         .ok_or_else(|| missing("func without func_name"))?;
     let name = raw.trim().to_ascii_uppercase();
     if e.distinct {
-        return distinct_aggregate(e, &name, dialect);
+        return distinct_aggregate(e, &name, cx);
     }
     if name == "COUNT"
         && e.args.len() == 1
@@ -443,12 +480,12 @@ fn function(e: &Expr, dialect: Dialect) -> Result<Sql, PipelineError> {
     let args = e
         .args
         .iter()
-        .map(|a| render_expr(a, dialect))
+        .map(|a| render_expr(a, cx))
         .collect::<Result<Vec<_>, _>>()?;
     if SAME_NAME.contains(&name.as_str()) {
         return Ok(call(&name, args));
     }
-    let d = dialect;
+    let d = cx.dialect;
     match name.as_str() {
         "YEAR" | "MONTH" | "DAY" => {
             arity(&name, &args, 1)?;
@@ -558,7 +595,7 @@ fn function(e: &Expr, dialect: Dialect) -> Result<Sql, PipelineError> {
             if d != Dialect::Sqlite {
                 return Ok(call("CEIL", args));
             }
-            let x = build(&e.args[0], d)?;
+            let x = build(&e.args[0], cx)?;
             let x_cmp = paren(x.clone(), |p| p <= Prec::Cmp);
             let int_x = || cast(x.0.clone(), DataType::Integer(None));
             Ok(nested(Sql::BinaryOp {

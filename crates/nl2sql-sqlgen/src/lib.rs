@@ -77,9 +77,9 @@ impl<'a> SqlGenerator<'a> {
             Some(schema) => query::build_query(
                 &spelling::respell(plan, schema),
                 self.dialect,
-                self.row_limit,
+                Some(self.row_limit),
             ),
-            None => query::build_query(plan, self.dialect, self.row_limit),
+            None => query::build_query(plan, self.dialect, Some(self.row_limit)),
         }
     }
 }

@@ -11,15 +11,20 @@ use sqlparser::ast::{
 };
 
 use crate::error::gen_error;
-use crate::expr::{number, render_expr};
+use crate::expr::{Cx, number, render_expr};
 use crate::ident::{ident, object_name};
 
-/// Builds the query of `plan`.
+/// Builds the query of `plan`. `row_limit` is the datasource's (the LIMIT is then
+/// `min(plan limit, row limit)`); `None` for a sub-query, whose LIMIT is its plan's own.
 pub(crate) fn build_query(
     plan: &PlanModel,
     dialect: Dialect,
-    row_limit: u64,
+    row_limit: Option<u64>,
 ) -> Result<Query, PipelineError> {
+    let cx = Cx {
+        dialect,
+        statement: |plan, dialect| build_query(plan, dialect, None),
+    };
     let mut tables: Vec<&TableRef> = plan.tables.iter().collect();
     tables.sort_by_key(|t| t.ordinal);
     let Some(first) = tables.first() else {
@@ -50,7 +55,7 @@ pub(crate) fn build_query(
                 j.right_alias
             )));
         };
-        let on = JoinConstraint::On(render_expr(&j.condition, dialect)?);
+        let on = JoinConstraint::On(render_expr(&j.condition, cx)?);
         let join_operator = match j.join_type {
             JoinType::Inner => JoinOperator::Inner(on),
             JoinType::Left => JoinOperator::Left(on),
@@ -86,7 +91,7 @@ pub(crate) fn build_query(
             });
             continue;
         }
-        let expr = render_expr(e, dialect)?;
+        let expr = render_expr(e, cx)?;
         projection.push(match &item.alias {
             Some(a) => SelectItem::ExprWithAlias {
                 expr,
@@ -98,7 +103,7 @@ pub(crate) fn build_query(
     let selection = plan
         .where_
         .as_ref()
-        .map(|w| render_expr(w, dialect))
+        .map(|w| render_expr(w, cx))
         .transpose()?;
     let mut group_items: Vec<_> = plan.group_by.iter().collect();
     group_items.sort_by_key(|g| g.ordinal);
@@ -110,12 +115,12 @@ pub(crate) fn build_query(
                 g.ordinal
             )));
         }
-        group_by.push(render_expr(&g.expr, dialect)?);
+        group_by.push(render_expr(&g.expr, cx)?);
     }
     let having = plan
         .having
         .as_ref()
-        .map(|h| render_expr(h, dialect))
+        .map(|h| render_expr(h, cx))
         .transpose()?;
     let mut order_items: Vec<_> = plan.order_by.iter().collect();
     order_items.sort_by_key(|o| o.ordinal);
@@ -126,7 +131,7 @@ pub(crate) fn build_query(
         .filter(|o| !is_constant(&o.expr))
         .map(|o| {
             Ok(OrderByExpr {
-                expr: render_expr(&o.expr, dialect)?,
+                expr: render_expr(&o.expr, cx)?,
                 options: OrderByOptions {
                     sort: match o.direction {
                         Direction::Asc => None,
@@ -168,7 +173,15 @@ pub(crate) fn build_query(
         value_table_mode: None,
         flavor: SelectFlavor::Standard,
     };
-    let limit = effective_limit(plan.limit, row_limit);
+    let limit = match row_limit {
+        Some(row_limit) => Some(effective_limit(plan.limit, row_limit)),
+        None => plan
+            .limit
+            .and_then(|l| u64::try_from(l).ok())
+            .filter(|l| *l >= 1)
+            // SQLite and MySQL accept no OFFSET without a LIMIT.
+            .or_else(|| plan.offset.filter(|o| *o > 0).map(|_| i64::MAX as u64)),
+    };
     let offset = match plan.offset {
         Some(o) if o > 0 => Some(Offset {
             value: number(o.to_string()),
@@ -183,8 +196,8 @@ pub(crate) fn build_query(
             kind: OrderByKind::Expressions(order_exprs),
             interpolate: None,
         }),
-        limit_clause: Some(LimitClause::LimitOffset {
-            limit: Some(number(limit.to_string())),
+        limit_clause: (limit.is_some() || offset.is_some()).then(|| LimitClause::LimitOffset {
+            limit: limit.map(|l| number(l.to_string())),
             offset,
             limit_by: Vec::new(),
         }),
@@ -202,7 +215,10 @@ pub(crate) fn build_query(
 fn is_constant(e: &Expr) -> bool {
     let mut constant = true;
     e.walk(&mut |x| {
-        if matches!(x.kind, ExprKind::Column | ExprKind::Func) {
+        if matches!(
+            x.kind,
+            ExprKind::Column | ExprKind::Func | ExprKind::Subquery
+        ) {
             constant = false;
         }
     });

@@ -50,6 +50,10 @@ pub(crate) fn respell(plan: &PlanModel, contract: &SchemaContract) -> PlanModel 
         }
     };
     let mut fix = |e: &mut Expr| {
+        // A sub-query is a scope of its own: its aliases name its own tables.
+        if let Some(q) = e.query.as_deref_mut() {
+            *q = respell(q, contract);
+        }
         if e.kind == ExprKind::Column
             && let Some(name) = &e.column_name
             && name != "*"

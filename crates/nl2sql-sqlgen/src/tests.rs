@@ -365,8 +365,8 @@ fn constant_sort_keys_are_left_out_and_constant_group_keys_fail() {
     assert_eq!(err.code, ErrorCode::SqlGenFailed);
 }
 
-#[test]
-fn names_follow_the_schema_spelling_when_a_schema_is_given() {
+/// A schema with one table `"Orders"` of columns `id` and `"Total"`.
+fn orders_contract() -> SchemaContract {
     use nl2sql_state::{ColumnContract, TableContract};
     let mut contract = SchemaContract::new("ds", "postgres");
     let mut table = TableContract::default();
@@ -384,6 +384,12 @@ fn names_follow_the_schema_spelling_when_a_schema_is_given() {
         );
     }
     contract.add_table(table);
+    contract
+}
+
+#[test]
+fn names_follow_the_schema_spelling_when_a_schema_is_given() {
+    let contract = orders_contract();
     let mut plan = plan_with(col("o", "TOTAL"));
     plan.tables[0].name = "orders".into();
     plan.tables[0].alias = "o".into();
@@ -548,4 +554,116 @@ fn a_table_no_join_introduces_is_a_generation_error_not_dropped() {
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::SqlGenFailed);
     assert!(err.message.contains("'r'"), "{}", err.message);
+}
+
+/// `SELECT AVG(s.price) FROM t AS s` with the given filter, as a sub-query plan.
+fn average_price(filter: Option<Expr>) -> PlanModel {
+    let mut inner = plan_with(Expr::func("AVG", vec![col("s", "price")]));
+    inner.tables[0].alias = "s".into();
+    inner.where_ = filter;
+    inner
+}
+
+#[test]
+fn scalar_subquery_renders_its_plan_without_the_row_limit() {
+    let mut plan = plan_with(col("t", "name"));
+    plan.where_ = Some(Expr::binary(
+        Op::Gt,
+        col("t", "price"),
+        Expr::subquery(average_price(Some(Expr::binary(
+            Op::Eq,
+            col("s", "kind"),
+            text("x"),
+        )))),
+    ));
+    let sql = SqlGenerator::new(Dialect::Sqlite)
+        .with_row_limit(50)
+        .generate(&plan)
+        .unwrap();
+    assert_eq!(
+        sql,
+        "SELECT t.name FROM t AS t WHERE t.price > (SELECT AVG(s.price) FROM t AS s WHERE s.kind = 'x') LIMIT 50"
+    );
+}
+
+#[test]
+fn in_subquery_and_its_negation_render_as_in_select() {
+    let mut keys = plan_with(col("o", "customer_id"));
+    keys.tables[0].name = "orders".into();
+    keys.tables[0].alias = "o".into();
+    keys.limit = Some(3);
+    let member = Expr::binary(Op::In, col("t", "id"), Expr::subquery(keys));
+    check(
+        Dialect::Postgres,
+        member.clone(),
+        "t.id IN (SELECT o.customer_id FROM orders AS o LIMIT 3)",
+    );
+    check(
+        Dialect::MySql,
+        Expr::unary(Op::Not, member),
+        "NOT (t.id IN (SELECT o.customer_id FROM orders AS o LIMIT 3))",
+    );
+}
+
+#[test]
+fn subquery_offset_without_limit_gets_a_limit_every_engine_accepts() {
+    let mut inner = average_price(None);
+    inner.offset = Some(2);
+    let mut plan = plan_with(col("t", "name"));
+    plan.where_ = Some(Expr::binary(
+        Op::Lt,
+        col("t", "price"),
+        Expr::subquery(inner),
+    ));
+    let sql = SqlGenerator::new(Dialect::Sqlite).generate(&plan).unwrap();
+    assert!(
+        sql.contains("(SELECT AVG(s.price) FROM t AS s LIMIT 9223372036854775807 OFFSET 2)"),
+        "{sql}"
+    );
+}
+
+#[test]
+fn subquery_of_several_columns_is_a_generation_error() {
+    let mut inner = average_price(None);
+    inner.select_items.push(SelectItem {
+        expr: col("s", "name"),
+        alias: None,
+        ordinal: 1,
+    });
+    let mut plan = plan_with(col("t", "name"));
+    plan.where_ = Some(Expr::binary(
+        Op::Gt,
+        col("t", "price"),
+        Expr::subquery(inner),
+    ));
+    let err = SqlGenerator::new(Dialect::Sqlite)
+        .generate(&plan)
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::SqlGenFailed);
+    assert!(
+        err.message.contains("exactly one column"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn subquery_names_follow_the_schema_spelling_in_their_own_scope() {
+    let contract = orders_contract();
+    let mut inner = plan_with(Expr::func("MAX", vec![col("p", "TOTAL")]));
+    inner.tables[0].name = "ORDERS".into();
+    inner.tables[0].alias = "p".into();
+    let mut plan = plan_with(col("o", "ID"));
+    plan.tables[0].name = "orders".into();
+    plan.tables[0].alias = "o".into();
+    plan.where_ = Some(Expr::binary(
+        Op::Eq,
+        col("o", "total"),
+        Expr::subquery(inner),
+    ));
+    let g = SqlGenerator::new(Dialect::Postgres).with_schema(&contract);
+    assert_eq!(
+        g.generate(&plan).unwrap(),
+        r#"SELECT o.id FROM "Orders" AS o WHERE o."Total" = (SELECT MAX(p."Total") FROM "Orders" AS p) LIMIT 10000"#
+    );
 }

@@ -193,16 +193,19 @@ fn site_literals(op: Op, side: &Expr) -> Vec<&str> {
     }
 }
 
-/// Every text column of `plan` (in `WHERE` and `HAVING`) compared with string literals,
-/// with those literals; dates, times and empty strings are left out.
+/// Every text column of `plan` (in `WHERE` and `HAVING`, its sub-queries' included)
+/// compared with string literals, with those literals; dates, times and empty strings are
+/// left out.
 pub fn value_probes(plan: &PlanModel, contract: &SchemaContract) -> Vec<ValueProbe> {
     let tables = resolver(plan, contract);
     let mut out: Vec<ValueProbe> = Vec::new();
+    let mut inner: Vec<&PlanModel> = Vec::new();
     for root in [plan.where_.as_ref(), plan.having.as_ref()]
         .into_iter()
         .flatten()
     {
         root.walk(&mut |e| {
+            inner.extend(e.query.as_deref());
             let Some((col, op, side)) = site(e) else {
                 return;
             };
@@ -210,31 +213,42 @@ pub fn value_probes(plan: &PlanModel, contract: &SchemaContract) -> Vec<ValuePro
                 return;
             };
             for lit in site_literals(op, side) {
-                if skipped(lit) {
-                    continue;
-                }
-                let probe = match out
-                    .iter_mut()
-                    .position(|p| p.table == table.table && p.column == column)
-                {
-                    Some(i) => &mut out[i],
-                    None => {
-                        out.push(ValueProbe {
-                            table: table.table.clone(),
-                            column: column.clone(),
-                            literals: Vec::new(),
-                        });
-                        let last = out.len() - 1;
-                        &mut out[last]
-                    }
-                };
-                if !probe.literals.iter().any(|l| l == lit) {
-                    probe.literals.push(lit.to_owned());
+                if !skipped(lit) {
+                    add_probe(&mut out, &table.table, &column, lit);
                 }
             }
         });
     }
+    for q in inner {
+        for p in value_probes(q, contract) {
+            for lit in &p.literals {
+                add_probe(&mut out, &p.table, &p.column, lit);
+            }
+        }
+    }
     out
+}
+
+/// Adds `lit` to the probe of `table.column`, once.
+fn add_probe(out: &mut Vec<ValueProbe>, table: &TableRef, column: &str, lit: &str) {
+    let probe = match out
+        .iter_mut()
+        .position(|p| p.table == *table && p.column == column)
+    {
+        Some(i) => &mut out[i],
+        None => {
+            out.push(ValueProbe {
+                table: table.clone(),
+                column: column.to_owned(),
+                literals: Vec::new(),
+            });
+            let last = out.len() - 1;
+            &mut out[last]
+        }
+    };
+    if !probe.literals.iter().any(|l| l == lit) {
+        probe.literals.push(lit.to_owned());
+    }
 }
 
 /// Rewrites `plan` so each respelt literal is written as stored: `c = 'x'` becomes
@@ -300,6 +314,16 @@ pub fn respell(plan: &mut PlanModel, contract: &SchemaContract, changes: &[Respe
     }
     if let Some(h) = plan.having.as_mut() {
         h.walk_mut(&mut visit);
+    }
+    for root in [plan.where_.as_mut(), plan.having.as_mut()]
+        .into_iter()
+        .flatten()
+    {
+        root.walk_mut(&mut |e| {
+            if let Some(q) = e.query.as_deref_mut() {
+                changed += respell(q, contract, changes);
+            }
+        });
     }
     changed
 }

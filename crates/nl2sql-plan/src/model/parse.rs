@@ -79,43 +79,39 @@ pub fn parse_plan(json: &str) -> Result<PlanModel, PlanParseError> {
 
 /// The rules serde cannot express: per-kind fields, limits.
 pub(crate) fn check_plan(plan: &PlanModel) -> Result<(), PlanParseError> {
-    list_len("$.tables", plan.tables.len())?;
-    list_len("$.joins", plan.joins.len())?;
-    list_len("$.select_items", plan.select_items.len())?;
-    list_len("$.group_by", plan.group_by.len())?;
-    list_len("$.order_by", plan.order_by.len())?;
+    check_plan_at("$", plan, 0)
+}
+
+/// [`check_plan`] for the plan at JSON path `root` whose expressions start at nesting
+/// `depth` (a sub-query's plan counts one level deeper than the expression holding it).
+fn check_plan_at(root: &str, plan: &PlanModel, depth: usize) -> Result<(), PlanParseError> {
+    list_len(&format!("{root}.tables"), plan.tables.len())?;
+    list_len(&format!("{root}.joins"), plan.joins.len())?;
+    list_len(&format!("{root}.select_items"), plan.select_items.len())?;
+    list_len(&format!("{root}.group_by"), plan.group_by.len())?;
+    list_len(&format!("{root}.order_by"), plan.order_by.len())?;
     for (i, t) in plan.tables.iter().enumerate() {
-        ident(&format!("$.tables[{i}].name"), &t.name)?;
-        ident(&format!("$.tables[{i}].alias"), &t.alias)?;
+        ident(&format!("{root}.tables[{i}].name"), &t.name)?;
+        ident(&format!("{root}.tables[{i}].alias"), &t.alias)?;
         if let Some(s) = &t.schema_name {
-            ident(&format!("$.tables[{i}].schema_name"), s)?;
+            ident(&format!("{root}.tables[{i}].schema_name"), s)?;
         }
         if let Some(d) = &t.database {
-            ident(&format!("$.tables[{i}].database"), d)?;
+            ident(&format!("{root}.tables[{i}].database"), d)?;
         }
     }
     for (i, j) in plan.joins.iter().enumerate() {
-        ident(&format!("$.joins[{i}].left_alias"), &j.left_alias)?;
-        ident(&format!("$.joins[{i}].right_alias"), &j.right_alias)?;
-        check_expr(&format!("$.joins[{i}].condition"), &j.condition, 1)?;
+        ident(&format!("{root}.joins[{i}].left_alias"), &j.left_alias)?;
+        ident(&format!("{root}.joins[{i}].right_alias"), &j.right_alias)?;
     }
     for (i, s) in plan.select_items.iter().enumerate() {
         if let Some(a) = &s.alias {
-            ident(&format!("$.select_items[{i}].alias"), a)?;
+            ident(&format!("{root}.select_items[{i}].alias"), a)?;
         }
-        check_expr(&format!("$.select_items[{i}].expr"), &s.expr, 1)?;
     }
-    if let Some(w) = &plan.where_ {
-        check_expr("$.where", w, 1)?;
-    }
-    for (i, g) in plan.group_by.iter().enumerate() {
-        check_expr(&format!("$.group_by[{i}].expr"), &g.expr, 1)?;
-    }
-    if let Some(h) = &plan.having {
-        check_expr("$.having", h, 1)?;
-    }
-    for (i, o) in plan.order_by.iter().enumerate() {
-        check_expr(&format!("$.order_by[{i}].expr"), &o.expr, 1)?;
+    for (path, e) in plan.expressions() {
+        let path = format!("{root}{}", &path[1..]);
+        check_expr(&path, e, depth + 1)?;
     }
     Ok(())
 }
@@ -171,7 +167,7 @@ fn check_expr(path: &str, e: &Expr, depth: usize) -> Result<(), PlanParseError> 
     }
     let k = e.kind;
     // Foreign fields, in JSON key order of the spec table.
-    let present: [(&str, bool, &[K]); 14] = [
+    let present: [(&str, bool, &[K]); 15] = [
         ("value", e.value.is_some(), &[K::Literal]),
         ("is_null", e.is_null, &[K::Literal]),
         ("alias", e.alias.is_some(), &[K::Column]),
@@ -186,6 +182,7 @@ fn check_expr(path: &str, e: &Expr, depth: usize) -> Result<(), PlanParseError> 
         ("expr", e.expr.is_some(), &[K::Unary]),
         ("whens", !e.whens.is_empty(), &[K::Case]),
         ("else_expr", e.else_expr.is_some(), &[K::Case]),
+        ("query", e.query.is_some(), &[K::Subquery]),
     ];
     for (field, set, kinds) in present {
         if set && !kinds.contains(&k) {
@@ -288,6 +285,22 @@ fn check_expr(path: &str, e: &Expr, depth: usize) -> Result<(), PlanParseError> 
             if let Some(x) = &e.else_expr {
                 check_expr(&format!("{path}.else_expr"), x, depth + 1)?;
             }
+        }
+        K::Subquery => {
+            let Some(q) = &e.query else {
+                return Err(missing(path, k, "query"));
+            };
+            let root = format!("{path}.query");
+            if q.select_items.len() != 1 {
+                return Err(PlanParseError::new(
+                    &format!("{root}.select_items"),
+                    format!(
+                        "a sub-query selects exactly one column (it selects {})",
+                        q.select_items.len()
+                    ),
+                ));
+            }
+            check_plan_at(&root, q, depth)?;
         }
     }
     Ok(())

@@ -258,6 +258,9 @@ pub enum ExprKind {
     Unary,
     /// A CASE expression.
     Case,
+    /// A sub-query: a whole plan of its own, uncorrelated, selecting one column; a scalar
+    /// when its plan yields one row (`x > (SELECT AVG(…) …)`), a list on the right of `IN`.
+    Subquery,
 }
 
 impl ExprKind {
@@ -270,6 +273,7 @@ impl ExprKind {
             ExprKind::Binary => "binary",
             ExprKind::Unary => "unary",
             ExprKind::Case => "case",
+            ExprKind::Subquery => "subquery",
         }
     }
 }
@@ -503,6 +507,9 @@ pub struct Expr {
     /// Case: the ELSE result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub else_expr: Option<Box<Expr>>,
+    /// Subquery: the plan it runs. Its columns name only its own tables' aliases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<Box<PlanModel>>,
 }
 
 impl Expr {
@@ -523,6 +530,7 @@ impl Expr {
             expr: None,
             whens: Vec::new(),
             else_expr: None,
+            query: None,
         }
     }
 
@@ -599,6 +607,14 @@ impl Expr {
         }
     }
 
+    /// A sub-query running `plan` (one select item; uncorrelated).
+    pub fn subquery(plan: PlanModel) -> Expr {
+        Expr {
+            query: Some(Box::new(plan)),
+            ..Expr::empty(ExprKind::Subquery)
+        }
+    }
+
     /// True for a SQL NULL literal.
     pub fn is_null_literal(&self) -> bool {
         self.kind == ExprKind::Literal && (self.is_null || self.value.is_none())
@@ -624,7 +640,8 @@ impl Expr {
     }
 
     /// The direct children, in pre-order: left, right, args, unary operand, each when's
-    /// condition and result, else.
+    /// condition and result, else. A sub-query's plan is a scope of its own: its
+    /// expressions are not children (see [`PlanModel::subqueries`]).
     pub fn children(&self) -> Vec<&Expr> {
         let mut out: Vec<&Expr> = Vec::new();
         out.extend(self.left.as_deref());
@@ -671,5 +688,42 @@ impl Expr {
         if let Some(e) = self.else_expr.as_deref_mut() {
             e.walk_mut(f);
         }
+    }
+}
+
+impl PlanModel {
+    /// Every top-level expression of the plan with its JSON path: join conditions, select
+    /// items, `where`, group-by items, `having`, order-by items.
+    pub fn expressions(&self) -> Vec<(String, &Expr)> {
+        let mut out: Vec<(String, &Expr)> = Vec::new();
+        for (i, j) in self.joins.iter().enumerate() {
+            out.push((format!("$.joins[{i}].condition"), &j.condition));
+        }
+        for (i, s) in self.select_items.iter().enumerate() {
+            out.push((format!("$.select_items[{i}].expr"), &s.expr));
+        }
+        if let Some(w) = &self.where_ {
+            out.push(("$.where".to_owned(), w));
+        }
+        for (i, g) in self.group_by.iter().enumerate() {
+            out.push((format!("$.group_by[{i}].expr"), &g.expr));
+        }
+        if let Some(h) = &self.having {
+            out.push(("$.having".to_owned(), h));
+        }
+        for (i, o) in self.order_by.iter().enumerate() {
+            out.push((format!("$.order_by[{i}].expr"), &o.expr));
+        }
+        out
+    }
+
+    /// The plans of the sub-queries this plan's expressions hold directly (not those
+    /// nested in them), in [`PlanModel::expressions`] order.
+    pub fn subqueries(&self) -> Vec<&PlanModel> {
+        let mut out: Vec<&PlanModel> = Vec::new();
+        for (_, e) in self.expressions() {
+            e.walk(&mut |x| out.extend(x.query.as_deref()));
+        }
+        out
     }
 }

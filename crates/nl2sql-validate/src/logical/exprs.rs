@@ -35,31 +35,6 @@ pub(crate) fn walk<'a>(path: &str, e: &'a Expr, f: &mut dyn FnMut(&'a Expr, &str
     }
 }
 
-/// Every root expression of the plan in key order: joins, select items, where, group by,
-/// having, order by.
-pub(crate) fn plan_exprs(plan: &PlanModel) -> Vec<(String, &Expr)> {
-    let mut v: Vec<(String, &Expr)> = Vec::new();
-    for (i, j) in plan.joins.iter().enumerate() {
-        v.push((format!("$.joins[{i}].condition"), &j.condition));
-    }
-    for (i, s) in plan.select_items.iter().enumerate() {
-        v.push((format!("$.select_items[{i}].expr"), &s.expr));
-    }
-    if let Some(w) = &plan.where_ {
-        v.push(("$.where".to_owned(), w));
-    }
-    for (i, g) in plan.group_by.iter().enumerate() {
-        v.push((format!("$.group_by[{i}].expr"), &g.expr));
-    }
-    if let Some(h) = &plan.having {
-        v.push(("$.having".to_owned(), h));
-    }
-    for (i, o) in plan.order_by.iter().enumerate() {
-        v.push((format!("$.order_by[{i}].expr"), &o.expr));
-    }
-    v
-}
-
 fn structure(message: impl Into<String>, path: &str) -> PipelineError {
     finding(
         ErrorCode::InvalidPlanStructure,
@@ -380,7 +355,7 @@ pub(crate) fn aggregates(plan: &PlanModel, out: &mut Vec<PipelineError>) {
         }
     }
     // A2.
-    for (root, e) in plan_exprs(plan) {
+    for (root, e) in plan.expressions() {
         walk(&root, e, &mut |x, path| {
             if x.is_aggregate_call() && x.args.iter().any(contains_aggregate) {
                 out.push(structure(
@@ -546,7 +521,7 @@ fn is_denied(name: &str) -> bool {
 /// F1-F4: functions on the allow-list; IN and IS operands; `DISTINCT` only inside an
 /// aggregate of one column or expression.
 pub(crate) fn functions(plan: &PlanModel, out: &mut Vec<PipelineError>) {
-    for (root, e) in plan_exprs(plan) {
+    for (root, e) in plan.expressions() {
         let mut in_lists: BTreeSet<String> = BTreeSet::new();
         walk(&root, e, &mut |x, path| match x.kind {
             ExprKind::Func => {
@@ -589,9 +564,9 @@ pub(crate) fn functions(plan: &PlanModel, out: &mut Vec<PipelineError>) {
                             out.push(structure("IN list members must be literals.", &rpath));
                         }
                     }
-                    Some(r) if r.kind == ExprKind::Literal => {}
+                    Some(r) if matches!(r.kind, ExprKind::Literal | ExprKind::Subquery) => {}
                     _ => out.push(structure(
-                        "The right side of IN must be a literal or a TUPLE/LIST of literals.",
+                        "The right side of IN must be a literal, a TUPLE/LIST of literals or a sub-query.",
                         &rpath,
                     )),
                 }
@@ -716,7 +691,7 @@ pub(crate) fn value_formats(
     resolver: &Resolver<'_>,
     out: &mut Vec<PipelineError>,
 ) {
-    for (root, e) in plan_exprs(plan) {
+    for (root, e) in plan.expressions() {
         walk(&root, e, &mut |x, path| {
             let Some(op) = x.op else { return };
             if x.kind != ExprKind::Binary || !(op.is_comparison() || op == Op::In) {

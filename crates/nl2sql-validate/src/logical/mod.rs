@@ -94,7 +94,36 @@ pub fn validate_plan(plan: Option<&PlanModel>, ctx: &LogicalContext<'_>) -> Logi
     structure::case_ordinals(plan, &mut out);
     structure::join_chain(plan, &mut out);
     out.extend(policy::check(plan, ctx));
+    subqueries(plan, ctx, &mut out);
     LogicalReport::new(out)
+}
+
+/// Every sub-query's plan is validated as a plan of its own (schema, columns, aggregates,
+/// functions and the caller's policy: a table or column the caller may not read stays
+/// unread inside a sub-query too), its findings' paths prefixed with the sub-query's.
+/// Its columns name only its own aliases (sub-queries are uncorrelated): an outer alias
+/// there is an unknown alias.
+fn subqueries(plan: &PlanModel, ctx: &LogicalContext<'_>, out: &mut Vec<PipelineError>) {
+    let inner_ctx = LogicalContext {
+        expected_schema: Vec::new(),
+        ..ctx.clone()
+    };
+    for (root, e) in plan.expressions() {
+        exprs::walk(&root, e, &mut |x, path| {
+            let Some(q) = x.query.as_deref() else {
+                return;
+            };
+            let prefix = format!("{path}.query");
+            for mut f in validate_plan(Some(q), &inner_ctx).findings {
+                if let Some(Value::String(p)) =
+                    f.details.as_deref_mut().and_then(|d| d.get_mut("path"))
+                {
+                    *p = format!("{prefix}{}", p.strip_prefix('$').unwrap_or(p));
+                }
+                out.push(f);
+            }
+        });
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use nl2sql_plan::{ExprKind, PlanModel};
 use nl2sql_state::{ErrorCode, PipelineError, Severity, norm};
 
 use super::context::{LogicalContext, finding};
-use super::exprs::{plan_exprs, walk};
+use super::exprs::walk;
 
 fn violation(message: String, path: &str) -> PipelineError {
     finding(
@@ -67,7 +67,7 @@ pub(crate) fn check(plan: &PlanModel, ctx: &LogicalContext<'_>) -> Vec<PipelineE
             })
             .collect()
     };
-    for (root, e) in plan_exprs(plan) {
+    for (root, e) in plan.expressions() {
         walk(&root, e, &mut |x, path| {
             if x.kind != ExprKind::Column {
                 return;

@@ -6,7 +6,7 @@ use nl2sql_plan::{Expr, ExprKind, Op, PlanModel};
 use nl2sql_state::{ErrorCode, PipelineError, Severity, norm};
 
 use super::context::{LogicalContext, finding};
-use super::exprs::{plan_exprs, walk};
+use super::exprs::walk;
 use super::resolve::Resolver;
 
 fn structure(message: impl Into<String>, path: &str) -> PipelineError {
@@ -265,7 +265,7 @@ pub(crate) fn limits(plan: &PlanModel, out: &mut Vec<PipelineError>) {
 
 /// K1: the ordinals of every CASE's whens are 0..n-1.
 pub(crate) fn case_ordinals(plan: &PlanModel, out: &mut Vec<PipelineError>) {
-    for (root, e) in plan_exprs(plan) {
+    for (root, e) in plan.expressions() {
         walk(&root, e, &mut |x, path| {
             if x.kind == ExprKind::Case {
                 let ords: Vec<i64> = x.whens.iter().map(|w| w.ordinal).collect();

@@ -773,3 +773,119 @@ fn findings_follow_the_spec_order() {
         ]
     );
 }
+
+/// `{"kind": "subquery"}` over `table` aliased `alias`, selecting `expr`, with `where`.
+fn subquery(table: &str, alias: &str, expr: Value, filter: Option<Value>) -> Value {
+    let mut q = json!({
+        "tables": [{"name": table, "alias": alias, "ordinal": 0}],
+        "select_items": [{"ordinal": 0, "expr": expr}]
+    });
+    if let Some(w) = filter {
+        q["where"] = w;
+    }
+    json!({"kind": "subquery", "query": q})
+}
+
+fn max_of(alias: &str, column: &str) -> Value {
+    json!({"kind": "func", "func_name": "MAX", "args": [col(alias, column)]})
+}
+
+#[test]
+fn subquery_plan_is_valid_in_a_comparison_and_in_in() {
+    let mut p = base();
+    p["where"] = bin(
+        "AND",
+        bin(
+            "=",
+            col("m", "id"),
+            subquery("machines", "x", max_of("x", "id"), None),
+        ),
+        bin(
+            "IN",
+            col("f", "id"),
+            subquery(
+                "factories",
+                "g",
+                col("g", "id"),
+                Some(bin("=", col("g", "location"), lit(json!("Austin")))),
+            ),
+        ),
+    );
+    assert_eq!(check(p), vec![]);
+}
+
+#[test]
+fn subquery_findings_carry_the_path_inside_the_subquery() {
+    let mut p = base();
+    p["where"] = bin(
+        ">",
+        col("m", "id"),
+        subquery("machines", "x", max_of("x", "nmae"), None),
+    );
+    let contract = contract();
+    let plan = parse_plan(&p.to_string()).unwrap();
+    let report = validate_plan(
+        Some(&plan),
+        &LogicalContext::new("manufacturing", &contract),
+    );
+    let found: Vec<ErrorCode> = report.findings.iter().map(|f| f.code).collect();
+    assert_eq!(found, vec![ErrorCode::ColumnNotFound]);
+    assert_eq!(
+        report.findings[0].details.as_deref().unwrap()["path"],
+        json!("$.where.right.query.select_items[0].expr.args[0]")
+    );
+}
+
+#[test]
+fn subquery_is_uncorrelated_an_outer_alias_inside_is_unknown() {
+    let mut p = base();
+    p["where"] = bin(
+        ">",
+        col("m", "id"),
+        subquery(
+            "machines",
+            "x",
+            max_of("x", "id"),
+            Some(bin("=", col("x", "factory_id"), col("f", "id"))),
+        ),
+    );
+    let f = check(p);
+    assert!(
+        !f.is_empty(),
+        "an outer alias inside a sub-query must not resolve"
+    );
+    assert!(
+        f.iter()
+            .any(|(_, s, m)| *s == Severity::Error && m.contains("'f'")),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn p_policy_reaches_tables_and_columns_inside_a_subquery() {
+    let mut p = base();
+    p["where"] = bin(
+        ">",
+        col("m", "id"),
+        subquery("production_runs", "r", max_of("r", "machine_id"), None),
+    );
+    let allowed = || policy(&["manufacturing.machines", "manufacturing.factories"], &[]);
+    let f = check_with(p.clone(), |c| c.with_policy(allowed()));
+    assert_eq!(codes(&f), vec![ErrorCode::SecurityViolation], "{f:?}");
+    assert!(f[0].2.contains("manufacturing.production_runs"), "{f:?}");
+    assert!(check_with(p, |c| c.with_policy(policy(&["manufacturing.*"], &[]))).is_empty());
+    let mut p = base();
+    p["where"] = bin(
+        "IN",
+        col("m", "line"),
+        subquery("machines", "x", col("x", "line"), None),
+    );
+    let denied = || policy(&["manufacturing.*"], &["manufacturing.machines.line"]);
+    let f = check_with(p, |c| c.with_policy(denied()));
+    // The outer `m.line` and the inner `x.line` are both denied.
+    assert_eq!(
+        codes(&f),
+        vec![ErrorCode::SecurityViolation, ErrorCode::SecurityViolation],
+        "{f:?}"
+    );
+}

@@ -55,8 +55,8 @@ pub(crate) const DECOMPOSER: Template = Template {
 /// The AST planner's prompt.
 pub(crate) const AST_PLANNER: Template = Template {
     name: "ast_planner",
-    version: "v1",
-    text: include_str!("../prompts/ast_planner.v1.md"),
+    version: "v2",
+    text: include_str!("../prompts/ast_planner.v2.md"),
 };
 
 /// The refiner's prompt.

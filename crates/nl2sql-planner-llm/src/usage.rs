@@ -15,7 +15,7 @@ pub struct CallRecord {
     pub step: Step,
     /// The model asked.
     pub model: String,
-    /// The prompt template and its version, e.g. `ast_planner.v1`.
+    /// The prompt template and its version, e.g. `ast_planner.v2`.
     pub prompt_version: String,
     /// Wall time of the whole call, retries and backoff included, in milliseconds.
     pub latency_ms: u64,

@@ -283,7 +283,7 @@ async fn structured_reply_gives_the_plan_and_the_request_carries_the_contract() 
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].step, Step::AstPlanner);
     assert_eq!(calls[0].model, "test-model");
-    assert_eq!(calls[0].prompt_version, "ast_planner.v1");
+    assert_eq!(calls[0].prompt_version, "ast_planner.v2");
     assert_eq!(calls[0].attempts, 1);
     assert!(calls[0].structured);
     assert_eq!(calls[0].error, None);

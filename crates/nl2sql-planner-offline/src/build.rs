@@ -228,15 +228,7 @@ pub(crate) fn semantic_parts(
             let negated = f.negated || a.per_answer.iter().any(|(g, some)| !some && g.contains(&k));
             let (operator, value) = match &f.test {
                 Test::Cmp(op, lit) => {
-                    let op = if negated { negate(*op) } else { *op };
-                    let operator = match op {
-                        CmpOp::Eq => FilterOperator::Eq,
-                        CmpOp::NotEq => FilterOperator::NotEq,
-                        CmpOp::Gt => FilterOperator::Gt,
-                        CmpOp::GtEq => FilterOperator::GtEq,
-                        CmpOp::Lt => FilterOperator::Lt,
-                        CmpOp::LtEq => FilterOperator::LtEq,
-                    };
+                    let operator = filter_operator(if negated { negate(*op) } else { *op });
                     let value = match lit {
                         Lit::Number(x) if x.fract() == 0.0 => FilterValue::Int(*x as i64),
                         Lit::Number(x) => FilterValue::Float(*x),
@@ -259,6 +251,11 @@ pub(crate) fn semantic_parts(
                 Test::Contains(word) => {
                     (FilterOperator::Contains, FilterValue::String(word.clone()))
                 }
+                // "price more than the average": the words the analysis reads back.
+                Test::VsAverage(op) => (
+                    filter_operator(if negated { negate(*op) } else { *op }),
+                    FilterValue::String("the average".to_owned()),
+                ),
             };
             FilterSpec {
                 attribute,
@@ -289,6 +286,17 @@ pub(crate) fn semantic_parts(
         })
         .collect();
     (metrics, filters, group_by, expected)
+}
+
+fn filter_operator(op: CmpOp) -> FilterOperator {
+    match op {
+        CmpOp::Eq => FilterOperator::Eq,
+        CmpOp::NotEq => FilterOperator::NotEq,
+        CmpOp::Gt => FilterOperator::Gt,
+        CmpOp::GtEq => FilterOperator::GtEq,
+        CmpOp::Lt => FilterOperator::Lt,
+        CmpOp::LtEq => FilterOperator::LtEq,
+    }
 }
 
 fn agg_word(agg: Agg) -> &'static str {

@@ -43,6 +43,8 @@ const FILLERS: &str = include_str!("data/fillers.txt");
 
 /// What a cue word became.
 const OPERATION: &str = "an operation (aggregate, comparison, grouping or order)";
+/// The element of the words of a comparison with a column's average.
+const AVERAGE_OF: &str = "a comparison with the average of";
 
 /// What is left of a contraction once its apostrophe splits it ("we've", "don't").
 const CONTRACTIONS: &[&str] = &["ve", "ll", "re", "d", "s", "t", "m"];
@@ -284,7 +286,17 @@ pub(crate) fn cover(
                             format!("every column of table {}", index.tables[t].name)
                         }
                         Some(EveryColumn::Listed) => "the columns listed before it".to_owned(),
-                        None => OPERATION.to_owned(),
+                        None => match analysis
+                            .averages_read
+                            .iter()
+                            .find(|(start, end, _)| (*start..*end).contains(&i))
+                        {
+                            Some((_, _, c)) => format!(
+                                "{AVERAGE_OF} {}.{} over all its rows",
+                                index.tables[index.columns[*c].table].name, index.columns[*c].name
+                            ),
+                            None => OPERATION.to_owned(),
+                        },
                     };
                     spans.push((
                         i,
@@ -471,12 +483,13 @@ pub(crate) fn cover(
         );
     }
     spans.sort_by_key(|(i, _)| *i);
-    // Adjacent words of one operation read as one span ("How many", "for each").
+    // Adjacent words of one operation read as one span ("How many", "for each", "more
+    // than the average").
     let mut merged: Vec<(usize, InterpretedSpan)> = Vec::with_capacity(spans.len());
     for (i, span) in spans {
         if let Some((j, last)) = merged.last_mut()
-            && span.element == OPERATION
-            && last.element == OPERATION
+            && (span.element == OPERATION || span.element.starts_with(AVERAGE_OF))
+            && last.element == span.element
             && *j + last.text.split(' ').count() == i
         {
             last.text.push(' ');

@@ -15,7 +15,7 @@ pub(crate) use dates::Day;
 use dates::{dates, year_of};
 
 pub(crate) use cues::{
-    Agg, AggCue, CmpCue, CmpOp, Cues, DISTINCT_WORDS, DateCue, SuperCue, number_at,
+    Agg, AggCue, AverageCue, CmpCue, CmpOp, Cues, DISTINCT_WORDS, DateCue, SuperCue, number_at,
 };
 
 /// Finds every cue of `tokens`, with `today` for relative dates: dates first, then one
@@ -86,6 +86,7 @@ type Scanner = fn(&Scan<'_>, usize, &mut Cues) -> Option<usize>;
 const SCANNERS: &[Scanner] = &[
     top_n,
     counted_superlative,
+    compared_with_average,
     comparison,
     postfix_bound,
     correspondence,
@@ -141,6 +142,61 @@ fn counted_superlative(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
 }
 
 /// "between 10 and 18", "at least some X" (above zero), "more than 5".
+/// "higher than the average price", "older than average", "more than the average number
+/// of points": a comparison (`>`, `<`, `>=`, `<=`) with the average of a column over all
+/// its rows. The phrase ends after "average" and the words that lead to the column ("of",
+/// "number of", "the"); which column, and whether the rows are all of them, is the
+/// analysis's to read.
+fn compared_with_average(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+    let tokens = s.tokens;
+    // "more than", "above"; or "more pages than", "fewer total points than".
+    let (op, len, between) = match comparison_words(tokens, i) {
+        Some((op, len)) => (op, len, None),
+        None => {
+            let op = match s.w(i) {
+                "more" | "greater" | "larger" | "higher" | "bigger" => CmpOp::Gt,
+                "less" | "fewer" | "smaller" | "lower" => CmpOp::Lt,
+                _ => return None,
+            };
+            let than = (i + 2..=i + 3).find(|k| s.w(*k) == "than")?;
+            (op, than + 1 - i, Some((i + 1, than)))
+        }
+    };
+    if !matches!(op, CmpOp::Gt | CmpOp::Lt | CmpOp::GtEq | CmpOp::LtEq) || s.w(i) == "between" {
+        return None;
+    }
+    let mut k = i + len;
+    while matches!(s.w(k), "the" | "an" | "overall") {
+        k += 1;
+    }
+    if !matches!(s.w(k), "average" | "mean" | "avg") {
+        return None;
+    }
+    let mut end = k + 1;
+    if matches!(s.w(end), "number" | "amount" | "value" | "level") && s.w(end + 1) == "of" {
+        end += 2;
+    } else if s.w(end) == "of" {
+        end += 1;
+    }
+    if s.w(end) == "the" {
+        end += 1;
+    }
+    c.averages.push(AverageCue {
+        start: i,
+        end,
+        op,
+        between,
+    });
+    match between {
+        Some((a, b)) => {
+            mark_barrier(c, i, a);
+            mark_barrier(c, b, end);
+        }
+        None => mark_barrier(c, i, end),
+    }
+    Some(end)
+}
+
 fn comparison(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     let tokens = s.tokens;
     let (op, len) = comparison_words(tokens, i)?;

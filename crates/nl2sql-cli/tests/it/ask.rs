@@ -533,3 +533,32 @@ fn the_offline_planners_confidence_threshold_is_a_setting() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_comparison_with_the_average_runs_as_a_subquery() {
+    let dir = temp_dir("average");
+    let db = "sqlite://tests/data/fixtures/manufacturing.db";
+    let question = "How many production runs have a quantity produced above the average?";
+    let out = ask(&dir, &["--db", db, "--format", "json", question]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    // The fixture's four runs average 432.5 units; three produced more.
+    assert_eq!(v["rows"], serde_json::json!([[3]]), "{v}");
+    assert_eq!(
+        v["subqueries"][0]["sql"].as_str().unwrap(),
+        "SELECT COUNT(*) AS production_run_count FROM production_runs AS pr WHERE pr.quantity_produced > (SELECT AVG(a.quantity_produced) FROM production_runs AS a) LIMIT 10000"
+    );
+    let plan = &v["subqueries"][0]["attempt_log"][0]["plan"];
+    let spans = plan["interpretation"]["spans"].as_array().unwrap();
+    assert!(
+        spans.iter().any(|s| s["text"] == "above the average"
+            && s["element"]
+                == "a comparison with the average of production_runs.quantity_produced over all its rows"),
+        "{spans:?}"
+    );
+}

@@ -11,6 +11,7 @@ use super::intent::{Agg, CmpOp, Cues, Day, cues};
 use super::link::{Mention, SchemaIndex, Target, link, nearest_before};
 
 mod assemble;
+mod averages;
 mod bind;
 mod disjunctions;
 mod filters;
@@ -105,6 +106,8 @@ pub(crate) enum Test {
     In(Vec<Value>),
     /// The word occurs inside the value (`LIKE '%word%'`).
     Contains(String),
+    /// A comparison with the column's average over every row of its table.
+    VsAverage(CmpOp),
 }
 
 /// A row filter.
@@ -149,6 +152,9 @@ pub(crate) struct Having {
 pub(crate) struct Analysis {
     /// The FROM table.
     pub(crate) base: usize,
+    /// The phrases of the comparisons with an average that became filters
+    /// (`start..end`), with the column compared.
+    pub(crate) averages_read: Vec<(usize, usize, usize)>,
     /// Output columns in order.
     pub(crate) outputs: Vec<Output>,
     /// Measures.
@@ -381,11 +387,15 @@ fn names_every_column_word(index: &SchemaIndex) -> bool {
         .any(|w| crate::intent::EVERY_COLUMN_WORDS.contains(&w.to_lowercase().as_str()))
 }
 
-/// "accounts with a savings balance above the average savings balance", "players taller
-/// than the average": a comparison with a value computed over the rows, which needs a
-/// sub-query no `PlanModel` holds; read as anything else, the condition would be dropped
-/// (on Spider train one such question was answered with the average beside the count).
-fn compares_with_a_computed_value(tokens: &[Token]) -> Option<String> {
+/// "players taller than the average of those in their team", "prices above the mean of
+/// products from supplier 2": a comparison with a value computed over rows that the
+/// analysis did not read (those it read start at `read`: a column against its average
+/// over all its rows); read as anything else, the condition would be dropped (on Spider
+/// train one such question was answered with the average beside the count).
+fn compares_with_a_computed_value(
+    tokens: &[Token],
+    read: &[(usize, usize, usize)],
+) -> Option<String> {
     const COMPARING: &[&str] = &[
         "above",
         "below",
@@ -399,7 +409,7 @@ fn compares_with_a_computed_value(tokens: &[Token]) -> Option<String> {
     ];
     const COMPUTED: &[&str] = &["average", "mean", "avg"];
     (0..tokens.len()).find_map(|i| {
-        if !tokens[i].is_any(COMPARING) {
+        if !tokens[i].is_any(COMPARING) || read.iter().any(|(a, b, _)| (*a..*b).contains(&i)) {
             return None;
         }
         let mut k = i + 1;
@@ -412,8 +422,9 @@ fn compares_with_a_computed_value(tokens: &[Token]) -> Option<String> {
         let t = tokens.get(k)?;
         t.is_any(COMPUTED).then(|| {
             format!(
-                "'{} {}' compares with a value computed over the rows (a sub-query), which \
-                 this planner cannot express; ask for the {} first, then compare with the number",
+                "'{} {}' compares with a value computed over rows this planner could not \
+                 read (a column compared with its average over all its rows is understood); \
+                 ask for the {} first, then compare with the number",
                 tokens[i].raw,
                 tokens[i + 1..=k]
                     .iter()
@@ -522,6 +533,7 @@ impl Builder<'_> {
             });
         }
         self.arithmetic = self.arithmetic();
+        self.average_comparisons();
         let count_havings = self.comparisons();
         self.noun_counts = self.noun_counts();
         let mut agg_measures = self.aggregations();
@@ -559,7 +571,7 @@ impl Builder<'_> {
         {
             *n = Some(top_n);
         }
-        if let Some(reason) = compares_with_a_computed_value(self.tokens) {
+        if let Some(reason) = compares_with_a_computed_value(self.tokens, &self.a.averages_read) {
             self.unsupported.push(reason);
         }
         if let Some(reason) = self.unsupported.first() {

@@ -372,6 +372,34 @@ impl<'a> Exprs<'a> {
                 c,
                 Expr::literal(LiteralValue::Str(format!("%{word}%"))),
             )),
+            Test::VsAverage(op) => {
+                let op = if f.negated { negate(*op) } else { *op };
+                Expr::binary(op_of(op), c, Expr::subquery(self.average_of(f.column)))
+            }
+        }
+    }
+
+    /// `SELECT AVG(a.c) FROM t AS a`: column `c` averaged over every row of its table
+    /// (its own scope: the alias `a` names only the sub-query's table).
+    fn average_of(&self, c: usize) -> PlanModel {
+        let info = &self.index.columns[c];
+        let alias = "a".to_owned();
+        let mut avg = Expr::func("AVG", vec![Expr::column(Some(&alias), &info.name)]);
+        avg.is_aggregate = true;
+        PlanModel {
+            tables: vec![TableRef {
+                name: self.index.tables[info.table].name.clone(),
+                schema_name: None,
+                database: None,
+                alias,
+                ordinal: 0,
+            }],
+            select_items: vec![SelectItem {
+                expr: avg,
+                alias: None,
+                ordinal: 0,
+            }],
+            ..PlanModel::default()
         }
     }
 

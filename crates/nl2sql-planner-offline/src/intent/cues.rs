@@ -81,6 +81,22 @@ pub(crate) struct CmpCue {
     pub(crate) bounds: Vec<(CmpOp, f64)>,
 }
 
+/// A comparison with the average of a column over all its rows ("higher than the average
+/// price", "older than average"): the phrase up to where the averaged column (if named)
+/// starts.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AverageCue {
+    /// First token (the comparison).
+    pub(crate) start: usize,
+    /// One past the phrase ("… the average [number of]").
+    pub(crate) end: usize,
+    /// The operator.
+    pub(crate) op: CmpOp,
+    /// The words between the comparative and "than" ("more pages than the average"):
+    /// they name the compared column.
+    pub(crate) between: Option<(usize, usize)>,
+}
+
 /// A date range `[lo, hi)` from a date phrase.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct DateCue {
@@ -107,6 +123,8 @@ pub(crate) struct Cues {
     pub(crate) groups: Vec<usize>,
     /// Numeric comparisons.
     pub(crate) comparisons: Vec<CmpCue>,
+    /// Comparisons with a column's average.
+    pub(crate) averages: Vec<AverageCue>,
     /// Date ranges.
     pub(crate) dates: Vec<DateCue>,
     /// `top N` / `N most`: the count, the direction (true = descending) and where the

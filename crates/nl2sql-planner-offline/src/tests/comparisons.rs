@@ -228,19 +228,71 @@ fn all_of_a_table_the_rows_read_do_not_belong_to_is_not_a_quantifier() {
     );
 }
 
+/// Players of clubs, with their points and age.
+fn squads() -> SchemaSnapshot {
+    snapshot_of(
+        "squads",
+        vec![
+            table(
+                "club",
+                vec![col("id", "INTEGER", true), col("name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "player",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("name", "TEXT", false),
+                    col("points", "INTEGER", false),
+                    col("age", "INTEGER", false),
+                    col("club_id", "INTEGER", false),
+                ],
+                vec![("club_id", "club")],
+            ),
+        ],
+    )
+}
+
 #[test]
-fn a_comparison_with_an_average_of_the_rows_is_refused_not_dropped() {
-    // Comparing with a value computed over the rows needs a sub-query; read any other
-    // way, the condition is dropped (the average listed beside a count).
+fn a_column_compared_with_its_average_over_all_rows_is_a_subquery() {
     let library = super::absent::library();
-    for question in [
+    // The column named after "average", before the comparison, or both.
+    check_placed(
+        &library,
         "How many books have more pages than the average?",
+        "SELECT COUNT(*) AS book_count FROM Book AS b WHERE b.Pages > (SELECT AVG(a.Pages) FROM Book AS a) LIMIT 10000",
+    );
+    check_placed(
+        &library,
         "Which books have pages above the average pages?",
+        "SELECT b.Title AS book FROM Book AS b WHERE b.Pages > (SELECT AVG(a.Pages) FROM Book AS a) LIMIT 10000",
+    );
+    check_placed(
+        &squads(),
+        "What are the names of all players that got more than the average number of points?",
+        "SELECT p.name AS player FROM player AS p WHERE p.points > (SELECT AVG(a.points) FROM player AS a) LIMIT 10000",
+    );
+    // Implied by the comparative, and over all the rows named.
+    check_placed(
+        &squads(),
+        "Which players are younger than the average age of all players?",
+        "SELECT p.name AS player FROM player AS p WHERE p.age < (SELECT AVG(a.age) FROM player AS a) LIMIT 10000",
+    );
+}
+
+#[test]
+fn an_average_over_some_rows_or_of_another_column_is_refused_not_dropped() {
+    // The rows averaged are narrowed ("of players of club Ajax"), or the compared column
+    // is not the averaged one: read as a plain average the condition would be wrong.
+    for question in [
+        "Which players have more points than the average points of players in club Ajax?",
+        "Which players have points above the average age?",
+        "Which players are older than the mean of their club?",
     ] {
         refused_saying(
-            &library,
+            &squads(),
             question,
-            "compares with a value computed over the rows",
+            "compares with a value computed over rows this planner could not read",
         );
     }
 }

@@ -280,6 +280,18 @@ fn binary(e: &Expr, cx: Cx) -> Result<(Sql, Prec), PipelineError> {
             };
             Ok((sql, Prec::Cmp))
         }
+        // MySQL and MariaDB reject a LIMIT inside an IN sub-query (error 1235).
+        Op::In
+            if r.kind == ExprKind::Subquery
+                && cx.dialect == Dialect::MySql
+                && r.query
+                    .as_deref()
+                    .is_some_and(|q| q.limit.is_some() || q.offset.is_some_and(|o| o > 0)) =>
+        {
+            Err(gen_error(
+                "an IN sub-query with a LIMIT or OFFSET is not supported by the mysql dialect",
+            ))
+        }
         Op::In if r.kind == ExprKind::Subquery => Ok((
             Sql::InSubquery {
                 expr: Box::new(paren(build(l, cx)?, cmp_child)),

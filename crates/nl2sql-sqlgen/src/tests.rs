@@ -599,10 +599,17 @@ fn in_subquery_and_its_negation_render_as_in_select() {
         "t.id IN (SELECT o.customer_id FROM orders AS o LIMIT 3)",
     );
     check(
-        Dialect::MySql,
-        Expr::unary(Op::Not, member),
+        Dialect::Sqlite,
+        Expr::unary(Op::Not, member.clone()),
         "NOT (t.id IN (SELECT o.customer_id FROM orders AS o LIMIT 3))",
     );
+    // MySQL and MariaDB reject a LIMIT there (error 1235): a generation error, not a
+    // statement the server refuses.
+    let err = SqlGenerator::new(Dialect::MySql)
+        .generate(&plan_with(member))
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::SqlGenFailed);
+    assert!(err.message.contains("mysql"), "{}", err.message);
 }
 
 #[test]

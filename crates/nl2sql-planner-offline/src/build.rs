@@ -9,7 +9,7 @@ use nl2sql_plan::{
 };
 use serde_json::Value;
 
-use super::analyze::{Analysis, Grain, Lit, Measure, Output, Test};
+use super::analyze::{Analysis, Filter, Grain, Lit, Measure, Output, Test};
 use super::intent::{Agg, CmpOp};
 use super::link::{SchemaIndex, TypeClass};
 use super::text::{singular, split_ident};
@@ -251,10 +251,11 @@ pub(crate) fn semantic_parts(
                 Test::Contains(word) => {
                     (FilterOperator::Contains, FilterValue::String(word.clone()))
                 }
-                // "price more than the average": the words the analysis reads back.
-                Test::VsAverage(op) => (
+                // "price more than the average", "age more than the maximum where job
+                // is engineer": words the analysis reads back (or refuses).
+                Test::VsComputed(op, agg, within) => (
                     filter_operator(if negated { negate(*op) } else { *op }),
-                    FilterValue::String("the average".to_owned()),
+                    FilterValue::String(computed_text(index, *agg, within)),
                 ),
             };
             FilterSpec {
@@ -288,6 +289,29 @@ pub(crate) fn semantic_parts(
     (metrics, filters, group_by, expected)
 }
 
+/// "the average", "the maximum where job is engineer": a computed value in words.
+fn computed_text(index: &SchemaIndex, agg: Agg, within: &[Filter]) -> String {
+    let mut text = format!("the {}", agg_word(agg));
+    for (i, w) in within.iter().enumerate() {
+        text.push_str(if i == 0 { " where " } else { " and " });
+        text.push_str(&column_name(index, w.column).replace('_', " "));
+        match &w.test {
+            Test::In(values) => {
+                text.push_str(" is ");
+                text.push_str(
+                    &values
+                        .iter()
+                        .map(value_text)
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                );
+            }
+            _ => text.push_str(" meets a condition"),
+        }
+    }
+    text
+}
+
 fn filter_operator(op: CmpOp) -> FilterOperator {
     match op {
         CmpOp::Eq => FilterOperator::Eq,
@@ -299,7 +323,7 @@ fn filter_operator(op: CmpOp) -> FilterOperator {
     }
 }
 
-fn agg_word(agg: Agg) -> &'static str {
+pub(crate) fn agg_word(agg: Agg) -> &'static str {
     match agg {
         Agg::Count => "count",
         Agg::Sum => "total",

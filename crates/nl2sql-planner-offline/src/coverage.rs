@@ -43,8 +43,8 @@ const FILLERS: &str = include_str!("data/fillers.txt");
 
 /// What a cue word became.
 const OPERATION: &str = "an operation (aggregate, comparison, grouping or order)";
-/// The element of the words of a comparison with a column's average.
-const AVERAGE_OF: &str = "a comparison with the average of";
+/// The element of the words of a comparison with a value computed over rows.
+const COMPUTED: &str = "a comparison with the";
 
 /// What is left of a contraction once its apostrophe splits it ("we've", "don't").
 const CONTRACTIONS: &[&str] = &["ve", "ll", "re", "d", "s", "t", "m"];
@@ -261,7 +261,13 @@ pub(crate) fn cover(
                             && i > 0
                             && tokens[i - 1].is_any(&["than", "least", "most", "exactly"]))
                 });
+                // ("at least one" in a comparison with a computed value quantifies rows.)
+                let quantifies = analysis
+                    .computed_read
+                    .iter()
+                    .any(|(start, end, _, _)| (*start..*end).contains(&i));
                 if let Some(n) = counted
+                    && !quantifies
                     && analysis.cues.used.get(i).copied().unwrap_or(false)
                 {
                     if used.has_number(n as f64) {
@@ -287,13 +293,15 @@ pub(crate) fn cover(
                         }
                         Some(EveryColumn::Listed) => "the columns listed before it".to_owned(),
                         None => match analysis
-                            .averages_read
+                            .computed_read
                             .iter()
-                            .find(|(start, end, _)| (*start..*end).contains(&i))
+                            .find(|(start, end, _, _)| (*start..*end).contains(&i))
                         {
-                            Some((_, _, c)) => format!(
-                                "{AVERAGE_OF} {}.{} over all its rows",
-                                index.tables[index.columns[*c].table].name, index.columns[*c].name
+                            Some((_, _, c, agg)) => format!(
+                                "{COMPUTED} {} of {}.{}",
+                                crate::build::agg_word(*agg),
+                                index.tables[index.columns[*c].table].name,
+                                index.columns[*c].name
                             ),
                             None => OPERATION.to_owned(),
                         },
@@ -488,7 +496,7 @@ pub(crate) fn cover(
     let mut merged: Vec<(usize, InterpretedSpan)> = Vec::with_capacity(spans.len());
     for (i, span) in spans {
         if let Some((j, last)) = merged.last_mut()
-            && (span.element == OPERATION || span.element.starts_with(AVERAGE_OF))
+            && (span.element == OPERATION || span.element.starts_with(COMPUTED))
             && last.element == span.element
             && *j + last.text.split(' ').count() == i
         {

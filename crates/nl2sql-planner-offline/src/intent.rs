@@ -15,7 +15,7 @@ pub(crate) use dates::Day;
 use dates::{dates, year_of};
 
 pub(crate) use cues::{
-    Agg, AggCue, AverageCue, CmpCue, CmpOp, Cues, DISTINCT_WORDS, DateCue, SuperCue, number_at,
+    Agg, AggCue, CmpCue, CmpOp, ComputedCue, Cues, DISTINCT_WORDS, DateCue, SuperCue, number_at,
 };
 
 /// Finds every cue of `tokens`, with `today` for relative dates: dates first, then one
@@ -86,7 +86,7 @@ type Scanner = fn(&Scan<'_>, usize, &mut Cues) -> Option<usize>;
 const SCANNERS: &[Scanner] = &[
     top_n,
     counted_superlative,
-    compared_with_average,
+    compared_with_computed,
     comparison,
     postfix_bound,
     correspondence,
@@ -143,11 +143,15 @@ fn counted_superlative(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
 
 /// "between 10 and 18", "at least some X" (above zero), "more than 5".
 /// "higher than the average price", "older than average", "more than the average number
-/// of points": a comparison (`>`, `<`, `>=`, `<=`) with the average of a column over all
-/// its rows. The phrase ends after "average" and the words that lead to the column ("of",
-/// "number of", "the"); which column, and whether the rows are all of them, is the
-/// analysis's to read.
-fn compared_with_average(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
+/// of points", "less than the maximum salary", "older than every engineer", "larger than
+/// at least one college in Florida": a comparison (`>`, `<`, `>=`, `<=`) with a value
+/// computed over rows. An average or a named extreme is that aggregate; "every"/"all"
+/// is the extreme beyond which the comparison holds for all rows (`> MAX`, `< MIN`), and
+/// "some"/"at least one" the one beyond which it holds for some row (`> MIN`, `< MAX`).
+/// "any" says either, and is left unread. The phrase ends after the aggregate word and
+/// the words that lead to the column ("of", "number of", "the"), or after the
+/// quantifier; which column, and over which rows, is the analysis's to read.
+fn compared_with_computed(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     let tokens = s.tokens;
     // "more than", "above"; or "more pages than", "fewer total points than".
     let (op, len, between) = match comparison_words(tokens, i) {
@@ -165,27 +169,59 @@ fn compared_with_average(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> 
     if !matches!(op, CmpOp::Gt | CmpOp::Lt | CmpOp::GtEq | CmpOp::LtEq) || s.w(i) == "between" {
         return None;
     }
+    let greater = matches!(op, CmpOp::Gt | CmpOp::GtEq);
     let mut k = i + len;
-    while matches!(s.w(k), "the" | "an" | "overall") {
-        k += 1;
+    // "than that of some college": the column is the compared one.
+    if s.w(k) == "that" && s.w(k + 1) == "of" {
+        k += 2;
     }
-    if !matches!(s.w(k), "average" | "mean" | "avg") {
-        return None;
-    }
-    let mut end = k + 1;
-    if matches!(s.w(end), "number" | "amount" | "value" | "level") && s.w(end + 1) == "of" {
+    // A quantifier only after "than" or a one-word comparison ("above every …"), never
+    // after "at least" ("at least some quantity" is a bound).
+    let quantifiable = s.w(i + len - 1) == "than" || len == 1;
+    let quantifier = match (s.w(k), s.w(k + 1), s.w(k + 2)) {
+        ("some", _, _) if quantifiable => Some((if greater { Agg::Min } else { Agg::Max }, 1)),
+        ("at", "least", "one") if quantifiable => {
+            Some((if greater { Agg::Min } else { Agg::Max }, 3))
+        }
+        ("all" | "every", _, _) if quantifiable => {
+            Some((if greater { Agg::Max } else { Agg::Min }, 1))
+        }
+        _ => None,
+    };
+    let quantified = quantifier.is_some();
+    let (agg, mut end) = match quantifier {
+        Some((agg, n)) => (agg, k + n),
+        None => {
+            while matches!(s.w(k), "the" | "an" | "overall") {
+                k += 1;
+            }
+            let agg = match s.w(k) {
+                "average" | "mean" | "avg" => Agg::Avg,
+                "maximum" | "max" | "largest" | "highest" | "biggest" | "greatest" => Agg::Max,
+                "minimum" | "min" | "smallest" | "lowest" => Agg::Min,
+                _ => return None,
+            };
+            let mut end = k + 1;
+            if matches!(s.w(end), "number" | "amount" | "value" | "level") && s.w(end + 1) == "of" {
+                end += 2;
+            } else if s.w(end) == "of" {
+                end += 1;
+            }
+            (agg, end)
+        }
+    };
+    if s.w(end) == "of" && s.w(end + 1) == "the" {
         end += 2;
-    } else if s.w(end) == "of" {
+    } else if s.w(end) == "the" {
         end += 1;
     }
-    if s.w(end) == "the" {
-        end += 1;
-    }
-    c.averages.push(AverageCue {
+    c.computed.push(ComputedCue {
         start: i,
         end,
         op,
+        agg,
         between,
+        quantified,
     });
     match between {
         Some((a, b)) => {

@@ -558,7 +558,7 @@ fn a_comparison_with_the_average_runs_as_a_subquery() {
     assert!(
         spans.iter().any(|s| s["text"] == "above the average"
             && s["element"]
-                == "a comparison with the average of production_runs.quantity_produced over all its rows"),
+                == "a comparison with the average of production_runs.quantity_produced"),
         "{spans:?}"
     );
 }

@@ -11,8 +11,8 @@ use super::intent::{Agg, CmpOp, Cues, Day, cues};
 use super::link::{Mention, SchemaIndex, Target, link, nearest_before};
 
 mod assemble;
-mod averages;
 mod bind;
+mod computed;
 mod disjunctions;
 mod filters;
 mod intersections;
@@ -106,8 +106,9 @@ pub(crate) enum Test {
     In(Vec<Value>),
     /// The word occurs inside the value (`LIKE '%word%'`).
     Contains(String),
-    /// A comparison with the column's average over every row of its table.
-    VsAverage(CmpOp),
+    /// A comparison with a value computed over the rows of the column's table (its
+    /// average, smallest or largest value), where the conditions hold (all rows when none).
+    VsComputed(CmpOp, Agg, Vec<Filter>),
 }
 
 /// A row filter.
@@ -152,9 +153,9 @@ pub(crate) struct Having {
 pub(crate) struct Analysis {
     /// The FROM table.
     pub(crate) base: usize,
-    /// The phrases of the comparisons with an average that became filters
-    /// (`start..end`), with the column compared.
-    pub(crate) averages_read: Vec<(usize, usize, usize)>,
+    /// The phrases of the comparisons with a computed value that became filters
+    /// (`start..end`), with the column compared and the aggregate.
+    pub(crate) computed_read: Vec<(usize, usize, usize, Agg)>,
     /// Output columns in order.
     pub(crate) outputs: Vec<Output>,
     /// Measures.
@@ -394,7 +395,7 @@ fn names_every_column_word(index: &SchemaIndex) -> bool {
 /// train one such question was answered with the average beside the count).
 fn compares_with_a_computed_value(
     tokens: &[Token],
-    read: &[(usize, usize, usize)],
+    read: &[(usize, usize, usize, Agg)],
 ) -> Option<String> {
     const COMPARING: &[&str] = &[
         "above",
@@ -409,7 +410,7 @@ fn compares_with_a_computed_value(
     ];
     const COMPUTED: &[&str] = &["average", "mean", "avg"];
     (0..tokens.len()).find_map(|i| {
-        if !tokens[i].is_any(COMPARING) || read.iter().any(|(a, b, _)| (*a..*b).contains(&i)) {
+        if !tokens[i].is_any(COMPARING) || read.iter().any(|(a, b, _, _)| (*a..*b).contains(&i)) {
             return None;
         }
         let mut k = i + 1;
@@ -533,7 +534,7 @@ impl Builder<'_> {
             });
         }
         self.arithmetic = self.arithmetic();
-        self.average_comparisons();
+        self.computed_comparisons();
         let count_havings = self.comparisons();
         self.noun_counts = self.noun_counts();
         let mut agg_measures = self.aggregations();
@@ -571,7 +572,26 @@ impl Builder<'_> {
         {
             *n = Some(top_n);
         }
-        if let Some(reason) = compares_with_a_computed_value(self.tokens, &self.a.averages_read) {
+        // A comparison with a computed value that was not read would be dropped.
+        if let Some(cue) = self
+            .cues
+            .computed
+            .iter()
+            .find(|c| !self.a.computed_read.iter().any(|r| r.0 == c.start))
+        {
+            self.unsupported.push(format!(
+                "'{}' compares with a value computed over rows this planner could not read \
+                 (a column compared with its average, smallest or largest value over the \
+                 rows of its own table, all of them or those with named values, is \
+                 understood)",
+                self.tokens[cue.start..cue.end]
+                    .iter()
+                    .map(|t| t.raw.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ));
+        }
+        if let Some(reason) = compares_with_a_computed_value(self.tokens, &self.a.computed_read) {
             self.unsupported.push(reason);
         }
         if let Some(reason) = self.unsupported.first() {

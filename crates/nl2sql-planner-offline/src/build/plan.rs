@@ -5,8 +5,8 @@
 use std::collections::BTreeSet;
 
 use nl2sql_plan::{
-    CaseWhen, Direction, Expr, GroupByItem, JoinSpec, JoinType, LiteralValue, Op, OrderItem,
-    PlanModel, SelectItem, TableRef,
+    CaseWhen, Direction, Expr, ExprKind, GroupByItem, JoinSpec, JoinType, LiteralValue, Op,
+    OrderItem, PlanModel, SelectItem, TableRef,
 };
 
 use super::terms::{BuildError, aliases, and, literal, negate, number_literal, op_of};
@@ -372,33 +372,46 @@ impl<'a> Exprs<'a> {
                 c,
                 Expr::literal(LiteralValue::Str(format!("%{word}%"))),
             )),
-            Test::VsAverage(op) => {
+            Test::VsComputed(op, agg, within) => {
                 let op = if f.negated { negate(*op) } else { *op };
-                Expr::binary(op_of(op), c, Expr::subquery(self.average_of(f.column)))
+                let inner = self.computed(f.column, *agg, within);
+                Expr::binary(op_of(op), c, Expr::subquery(inner))
             }
         }
     }
 
-    /// `SELECT AVG(a.c) FROM t AS a`: column `c` averaged over every row of its table
-    /// (its own scope: the alias `a` names only the sub-query's table).
-    fn average_of(&self, c: usize) -> PlanModel {
+    /// `SELECT AGG(a.c) FROM t AS a [WHERE …]`: column `c` aggregated over the rows of its
+    /// table where the conditions hold (a scope of its own: the alias `a` names only the
+    /// sub-query's table).
+    fn computed(&self, c: usize, agg: Agg, within: &[Filter]) -> PlanModel {
         let info = &self.index.columns[c];
         let alias = "a".to_owned();
-        let mut avg = Expr::func("AVG", vec![Expr::column(Some(&alias), &info.name)]);
-        avg.is_aggregate = true;
+        let mut value = Expr::func(agg_name(agg), vec![Expr::column(Some(&alias), &info.name)]);
+        value.is_aggregate = true;
+        // The conditions as the outer plan would write them, on the sub-query's alias.
+        let conditions = within.iter().map(|w| {
+            let mut e = self.filter(w);
+            e.walk_mut(&mut |x| {
+                if x.kind == ExprKind::Column {
+                    x.alias = Some(alias.clone());
+                }
+            });
+            e
+        });
         PlanModel {
             tables: vec![TableRef {
                 name: self.index.tables[info.table].name.clone(),
                 schema_name: None,
                 database: None,
-                alias,
+                alias: alias.clone(),
                 ordinal: 0,
             }],
             select_items: vec![SelectItem {
-                expr: avg,
+                expr: value,
                 alias: None,
                 ordinal: 0,
             }],
+            where_: and(conditions.collect()),
             ..PlanModel::default()
         }
     }

@@ -75,6 +75,15 @@ impl Used {
         if let Some(limit) = plan.limit {
             used.numbers.push(limit as f64);
         }
+        // What a sub-query uses is used ("older than every engineer": the value
+        // 'engineer' is read inside it).
+        for q in plan.subqueries() {
+            let inner = Used::of(q);
+            used.tables.extend(inner.tables);
+            used.columns.extend(inner.columns);
+            used.numbers.extend(inner.numbers);
+            used.strings.extend(inner.strings);
+        }
         used
     }
 

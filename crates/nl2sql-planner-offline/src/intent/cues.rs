@@ -81,20 +81,26 @@ pub(crate) struct CmpCue {
     pub(crate) bounds: Vec<(CmpOp, f64)>,
 }
 
-/// A comparison with the average of a column over all its rows ("higher than the average
-/// price", "older than average"): the phrase up to where the averaged column (if named)
-/// starts.
+/// A comparison with a value computed over rows: "higher than the average price", "older
+/// than average", "more than the maximum salary", "older than every engineer" (the
+/// largest age of the engineers), "larger than at least one college in Florida" (the
+/// smallest): the phrase up to where the column or the rows (if named) start.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct AverageCue {
+pub(crate) struct ComputedCue {
     /// First token (the comparison).
     pub(crate) start: usize,
-    /// One past the phrase ("… the average [number of]").
+    /// One past the phrase ("… the average [number of]", "… every").
     pub(crate) end: usize,
     /// The operator.
     pub(crate) op: CmpOp,
+    /// The value compared with: `Avg`, `Min` or `Max` of the column.
+    pub(crate) agg: Agg,
     /// The words between the comparative and "than" ("more pages than the average"):
     /// they name the compared column.
     pub(crate) between: Option<(usize, usize)>,
+    /// A quantifier ("every", "some", "at least one") rather than an aggregate word: the
+    /// rows it quantifies must be named.
+    pub(crate) quantified: bool,
 }
 
 /// A date range `[lo, hi)` from a date phrase.
@@ -123,8 +129,8 @@ pub(crate) struct Cues {
     pub(crate) groups: Vec<usize>,
     /// Numeric comparisons.
     pub(crate) comparisons: Vec<CmpCue>,
-    /// Comparisons with a column's average.
-    pub(crate) averages: Vec<AverageCue>,
+    /// Comparisons with a value computed over rows.
+    pub(crate) computed: Vec<ComputedCue>,
     /// Date ranges.
     pub(crate) dates: Vec<DateCue>,
     /// `top N` / `N most`: the count, the direction (true = descending) and where the

@@ -9,7 +9,7 @@ use nl2sql_state::SchemaSnapshot;
 
 use super::literals::gallery;
 use super::rules::{check, check_placed, refused_placing, refused_saying};
-use super::{col, snapshot_of, table};
+use super::{col, samples, snapshot_of, table};
 
 #[test]
 fn a_column_between_the_word_and_the_number_is_compared() {
@@ -228,9 +228,9 @@ fn all_of_a_table_the_rows_read_do_not_belong_to_is_not_a_quantifier() {
     );
 }
 
-/// Players of clubs, with their points and age.
+/// Players of clubs, with their points, age and position (Forward, Keeper).
 fn squads() -> SchemaSnapshot {
-    snapshot_of(
+    let mut s = snapshot_of(
         "squads",
         vec![
             table(
@@ -245,12 +245,20 @@ fn squads() -> SchemaSnapshot {
                     col("name", "TEXT", false),
                     col("points", "INTEGER", false),
                     col("age", "INTEGER", false),
+                    col("position", "TEXT", false),
                     col("club_id", "INTEGER", false),
                 ],
                 vec![("club_id", "club")],
             ),
         ],
-    )
+    );
+    super::rules::describe(
+        &mut s,
+        "player",
+        "position",
+        samples(&["Forward", "Keeper"]),
+    );
+    s
 }
 
 #[test]
@@ -281,13 +289,44 @@ fn a_column_compared_with_its_average_over_all_rows_is_a_subquery() {
 }
 
 #[test]
-fn an_average_over_some_rows_or_of_another_column_is_refused_not_dropped() {
-    // The rows averaged are narrowed ("of players of club Ajax"), or the compared column
-    // is not the averaged one: read as a plain average the condition would be wrong.
+fn a_column_compared_with_an_extreme_of_some_rows_is_a_subquery() {
+    let s = squads();
+    // "every"/"all": beyond the largest (or below the smallest); "at least one"/"some":
+    // beyond the smallest (or below the largest); a named extreme is itself.
+    check_placed(
+        &s,
+        "How many players are older than every Keeper?",
+        "SELECT COUNT(*) AS player_count FROM player AS p WHERE p.age > (SELECT MAX(a.age) FROM player AS a WHERE a.position = 'Keeper') LIMIT 10000",
+    );
+    check_placed(
+        &s,
+        "Which players are younger than at least one Keeper?",
+        "SELECT p.name AS player FROM player AS p WHERE p.age < (SELECT MAX(a.age) FROM player AS a WHERE a.position = 'Keeper') LIMIT 10000",
+    );
+    check_placed(
+        &s,
+        "Which players have points less than the maximum points?",
+        "SELECT p.name AS player FROM player AS p WHERE p.points < (SELECT MAX(a.points) FROM player AS a) LIMIT 10000",
+    );
+    check_placed(
+        &s,
+        "Which players have more points than the average points of Forward players?",
+        "SELECT p.name AS player FROM player AS p WHERE p.points > (SELECT AVG(a.points) FROM player AS a WHERE a.position = 'Forward') LIMIT 10000",
+    );
+}
+
+#[test]
+fn a_computed_value_over_rows_it_cannot_read_is_refused_not_dropped() {
+    // The rows computed over are narrowed by another table ("of club Ajax"), grouped
+    // ("for each club"), unnamed ("older than every"), or "any" (which says either
+    // extreme); or the compared column is not the aggregated one: read otherwise the
+    // condition would be wrong or dropped.
     for question in [
         "Which players have more points than the average points of players in club Ajax?",
         "Which players have points above the average age?",
         "Which players are older than the mean of their club?",
+        "How many players are older than the average age for each club?",
+        "Which players are older than every?",
     ] {
         refused_saying(
             &squads(),
@@ -295,6 +334,12 @@ fn an_average_over_some_rows_or_of_another_column_is_refused_not_dropped() {
             "compares with a value computed over rows this planner could not read",
         );
     }
+    // "any" says either extreme: the comparison stays unread.
+    refused_placing(
+        &squads(),
+        "Which players are older than any Keeper?",
+        "older', 'older than",
+    );
 }
 
 /// "counties that have at least two delegates": a plural naming a text column (each row

@@ -177,3 +177,209 @@ fn subqueries_count_toward_the_nesting_limit() {
         err.path
     );
 }
+
+#[test]
+fn query_type_other_than_read_fails_parsing() {
+    let (path, _) = check_err(r#"{"query_type":"WRITE"}"#);
+    assert_eq!(path, "$.query_type");
+}
+
+#[test]
+fn binary_without_right_is_rejected() {
+    let (path, reason) = check_err(&select_one(
+        r#"{"kind":"binary","op":"+","left":{"kind":"literal","value":1}}"#,
+    ));
+    assert_eq!(path, "$.select_items[0].expr.right");
+    assert_eq!(reason, "a 'binary' expression requires 'right'");
+}
+
+#[test]
+fn binary_not_is_rejected() {
+    let (path, _) = check_err(&select_one(
+        r#"{"kind":"binary","op":"NOT","left":{"kind":"literal","value":1},"right":{"kind":"literal","value":1}}"#,
+    ));
+    assert_eq!(path, "$.select_items[0].expr.op");
+}
+
+#[test]
+fn unary_with_comparison_op_is_rejected() {
+    let (path, _) = check_err(&select_one(
+        r#"{"kind":"unary","op":"=","expr":{"kind":"literal","value":1}}"#,
+    ));
+    assert_eq!(path, "$.select_items[0].expr.op");
+}
+
+#[test]
+fn literal_without_value_is_rejected_and_null_literal_accepted() {
+    let (path, _) = check_err(&select_one(r#"{"kind":"literal"}"#));
+    assert_eq!(path, "$.select_items[0].expr.value");
+    let plan = parse_plan(&select_one(r#"{"kind":"literal","is_null":true}"#)).unwrap();
+    assert!(plan.select_items[0].expr.is_null_literal());
+}
+
+#[test]
+fn foreign_field_on_column_is_rejected() {
+    let (path, reason) = check_err(&select_one(
+        r#"{"kind":"column","column_name":"a","args":[{"kind":"literal","value":1}]}"#,
+    ));
+    assert_eq!(path, "$.select_items[0].expr.args");
+    assert!(reason.contains("does not belong to a 'column'"), "{reason}");
+}
+
+#[test]
+fn case_without_whens_is_rejected() {
+    let (path, _) = check_err(&select_one(r#"{"kind":"case","whens":[]}"#));
+    assert_eq!(path, "$.select_items[0].expr.whens");
+}
+
+#[test]
+fn func_without_name_is_rejected() {
+    let (path, _) = check_err(&select_one(r#"{"kind":"func","args":[]}"#));
+    assert_eq!(path, "$.select_items[0].expr.func_name");
+}
+
+#[test]
+fn integers_beyond_i64_and_fractions_are_typed() {
+    let (path, reason) = check_err(&select_one(
+        r#"{"kind":"literal","value":18446744073709551615}"#,
+    ));
+    assert_eq!(path, "$.select_items[0].expr.value");
+    assert!(reason.contains("does not fit in i64"), "{reason}");
+    let plan = parse_plan(&select_one(r#"{"kind":"literal","value":2.5}"#)).unwrap();
+    assert_eq!(
+        plan.select_items[0].expr.value,
+        Some(LiteralValue::Float(2.5))
+    );
+    let plan = parse_plan(&select_one(r#"{"kind":"literal","value":true}"#)).unwrap();
+    assert_eq!(
+        plan.select_items[0].expr.value,
+        Some(LiteralValue::Bool(true))
+    );
+}
+
+#[test]
+fn ordinal_must_be_an_integer() {
+    let (path, _) = check_err(r#"{"tables":[{"name":"t","alias":"t","ordinal":"0"}]}"#);
+    assert_eq!(path, "$.tables[0].ordinal");
+}
+
+#[test]
+fn deep_nesting_is_rejected_without_crashing() {
+    let mut e = r#"{"kind":"literal","value":1}"#.to_owned();
+    for _ in 0..70 {
+        e = format!(r#"{{"kind":"unary","op":"-","expr":{e}}}"#);
+    }
+    let (path, reason) = check_err(&select_one(&e));
+    assert!(path.starts_with("$.select_items[0].expr"), "{path}");
+    assert!(reason.contains("deeper than 64"), "{reason}");
+}
+
+#[test]
+fn oversized_document_is_rejected() {
+    let big = format!(r#"{{"reasoning":"{}"}}"#, "x".repeat(MAX_DOCUMENT_BYTES));
+    let (path, _) = check_err(&big);
+    assert_eq!(path, "$");
+}
+
+#[test]
+fn long_identifier_is_rejected() {
+    let json = format!(
+        r#"{{"tables":[{{"name":"{}","alias":"t","ordinal":0}}]}}"#,
+        "n".repeat(MAX_IDENT_LEN + 1)
+    );
+    let (path, _) = check_err(&json);
+    assert_eq!(path, "$.tables[0].name");
+}
+
+#[test]
+fn malformed_json_is_an_error_not_a_panic() {
+    let (path, reason) = check_err(r#"{"tables": [}"#);
+    assert!(path.starts_with('$'), "{path}");
+    assert!(!reason.is_empty());
+}
+
+#[test]
+fn parse_error_becomes_pipeline_error_with_path() {
+    let err = parse_plan(r#"{"bogus":1}"#).unwrap_err();
+    let pe = err.to_pipeline_error("planner", nl2sql_state::ErrorCode::PlanningFailure);
+    assert_eq!(pe.code, nl2sql_state::ErrorCode::PlanningFailure);
+    assert_eq!(pe.details.unwrap()["path"], "$.bogus");
+}
+
+#[test]
+fn json_schema_forbids_unknown_keys_and_lists_kinds() {
+    let schema = plan_json_schema();
+    assert_eq!(schema["additionalProperties"], false);
+    let text = schema.to_string();
+    for kind in [
+        "literal", "column", "func", "binary", "unary", "case", "IS NOT",
+    ] {
+        assert!(text.contains(&format!("\"{kind}\"")), "{kind} missing");
+    }
+}
+
+#[test]
+fn null_optional_keys_take_their_defaults() {
+    let plan = parse_plan(
+        r#"{"query_type": null, "distinct": null, "joins": null, "group_by": null,
+            "tables": [{"name": "t", "alias": "t", "ordinal": 0, "schema_name": null}],
+            "select_items": [{"ordinal": 0, "alias": null,
+              "expr": {"kind": "func", "func_name": "COUNT", "args": null, "is_aggregate": null,
+                       "op": null, "whens": null}}],
+            "order_by": [{"ordinal": 0, "direction": null,
+              "expr": {"kind": "literal", "value": 1, "is_null": null}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(plan.query_type, QueryType::Read);
+    assert!(plan.joins.is_empty() && !plan.distinct);
+    assert!(plan.select_items[0].expr.args.is_empty());
+    assert_eq!(plan.order_by[0].direction, Direction::Asc);
+}
+
+#[test]
+fn count_distinct_parses_and_round_trips() {
+    let plan = parse_plan(&select_one(
+        r#"{"kind":"func","func_name":"COUNT","distinct":true,"is_aggregate":true,
+            "args":[{"kind":"column","alias":"t","column_name":"kind"}]}"#,
+    ))
+    .unwrap();
+    let e = &plan.select_items[0].expr;
+    assert!(e.distinct && e.is_aggregate_call());
+    assert_eq!(
+        *e,
+        Expr::distinct_aggregate("COUNT", Expr::column(Some("t"), "kind"))
+    );
+    let text = serde_json::to_string(&plan).unwrap();
+    assert!(text.contains(r#""distinct":true"#), "{text}");
+    assert_eq!(parse_plan(&text).unwrap(), plan);
+    // `false` is the default and is not written out.
+    let plain = parse_plan(&select_one(
+        r#"{"kind":"func","func_name":"COUNT","distinct":null,
+            "args":[{"kind":"column","column_name":"*"}]}"#,
+    ))
+    .unwrap();
+    assert!(!plain.select_items[0].expr.distinct);
+    assert!(!serde_json::to_string(&plain).unwrap().contains("distinct"));
+}
+
+#[test]
+fn distinct_on_a_non_function_is_a_foreign_field() {
+    let (path, reason) = check_err(&select_one(
+        r#"{"kind":"column","column_name":"a","distinct":true}"#,
+    ));
+    assert_eq!(path, "$.select_items[0].expr.distinct");
+    assert!(reason.contains("does not belong to a 'column'"), "{reason}");
+}
+
+#[test]
+fn json_schema_describes_the_distinct_aggregate_flag() {
+    let schema = plan_json_schema();
+    let expr = &schema["$defs"]["Expr"]["properties"]["distinct"];
+    assert_eq!(expr["type"], "boolean", "{expr}");
+    assert!(
+        expr["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("COUNT(DISTINCT")),
+        "{expr}"
+    );
+}

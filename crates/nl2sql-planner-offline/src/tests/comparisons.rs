@@ -131,9 +131,9 @@ fn all_of_a_table_whose_rows_refer_to_the_rows_read_restricts_them() {
     );
 }
 
-/// Clubs and their players.
+/// Clubs and their players, with their points, age and position (Forward, Keeper).
 fn clubs() -> SchemaSnapshot {
-    snapshot_of(
+    let mut s = snapshot_of(
         "clubs",
         vec![
             table(
@@ -147,12 +147,21 @@ fn clubs() -> SchemaSnapshot {
                     col("id", "INTEGER", true),
                     col("name", "TEXT", false),
                     col("points", "INTEGER", false),
+                    col("age", "INTEGER", false),
+                    col("position", "TEXT", false),
                     col("club_id", "INTEGER", false),
                 ],
                 vec![("club_id", "club")],
             ),
         ],
-    )
+    );
+    super::rules::describe(
+        &mut s,
+        "player",
+        "position",
+        samples(&["Forward", "Keeper"]),
+    );
+    s
 }
 
 #[test]
@@ -228,39 +237,6 @@ fn all_of_a_table_the_rows_read_do_not_belong_to_is_not_a_quantifier() {
     );
 }
 
-/// Players of clubs, with their points, age and position (Forward, Keeper).
-fn squads() -> SchemaSnapshot {
-    let mut s = snapshot_of(
-        "squads",
-        vec![
-            table(
-                "club",
-                vec![col("id", "INTEGER", true), col("name", "TEXT", false)],
-                vec![],
-            ),
-            table(
-                "player",
-                vec![
-                    col("id", "INTEGER", true),
-                    col("name", "TEXT", false),
-                    col("points", "INTEGER", false),
-                    col("age", "INTEGER", false),
-                    col("position", "TEXT", false),
-                    col("club_id", "INTEGER", false),
-                ],
-                vec![("club_id", "club")],
-            ),
-        ],
-    );
-    super::rules::describe(
-        &mut s,
-        "player",
-        "position",
-        samples(&["Forward", "Keeper"]),
-    );
-    s
-}
-
 #[test]
 fn a_column_compared_with_its_average_over_all_rows_is_a_subquery() {
     let library = super::absent::library();
@@ -276,13 +252,13 @@ fn a_column_compared_with_its_average_over_all_rows_is_a_subquery() {
         "SELECT b.Title AS book FROM Book AS b WHERE b.Pages > (SELECT AVG(a.Pages) FROM Book AS a) LIMIT 10000",
     );
     check_placed(
-        &squads(),
+        &clubs(),
         "What are the names of all players that got more than the average number of points?",
         "SELECT p.name AS player FROM player AS p WHERE p.points > (SELECT AVG(a.points) FROM player AS a) LIMIT 10000",
     );
     // Implied by the comparative, and over all the rows named.
     check_placed(
-        &squads(),
+        &clubs(),
         "Which players are younger than the average age of all players?",
         "SELECT p.name AS player FROM player AS p WHERE p.age < (SELECT AVG(a.age) FROM player AS a) LIMIT 10000",
     );
@@ -290,7 +266,7 @@ fn a_column_compared_with_its_average_over_all_rows_is_a_subquery() {
 
 #[test]
 fn a_column_compared_with_an_extreme_of_some_rows_is_a_subquery() {
-    let s = squads();
+    let s = clubs();
     // "every"/"all": beyond the largest (or below the smallest); "at least one"/"some":
     // beyond the smallest (or below the largest); a named extreme is itself.
     check_placed(
@@ -329,14 +305,14 @@ fn a_computed_value_over_rows_it_cannot_read_is_refused_not_dropped() {
         "Which players are older than every?",
     ] {
         refused_saying(
-            &squads(),
+            &clubs(),
             question,
             "compares with a value computed over rows this planner could not read",
         );
     }
     // "any" says either extreme: the comparison stays unread.
     refused_placing(
-        &squads(),
+        &clubs(),
         "Which players are older than any Keeper?",
         "older', 'older than",
     );

@@ -335,17 +335,10 @@ fn same_column(a: &Expr, b: &Expr) -> bool {
 
 /// A1-A4: aggregates are placed where SQL allows them.
 pub(crate) fn aggregates(plan: &PlanModel, out: &mut Vec<PipelineError>) {
-    // A1.
-    let mut forbidden: Vec<(String, &Expr)> = Vec::new();
-    for (i, j) in plan.joins.iter().enumerate() {
-        forbidden.push((format!("$.joins[{i}].condition"), &j.condition));
-    }
-    if let Some(w) = &plan.where_ {
-        forbidden.push(("$.where".into(), w));
-    }
-    for (i, g) in plan.group_by.iter().enumerate() {
-        forbidden.push((format!("$.group_by[{i}].expr"), &g.expr));
-    }
+    // A1: not in join conditions, `where` or group-by items.
+    let forbidden = plan.expressions().into_iter().filter(|(path, _)| {
+        path.starts_with("$.joins") || path == "$.where" || path.starts_with("$.group_by")
+    });
     for (path, e) in forbidden {
         if contains_aggregate(e) {
             out.push(structure(

@@ -141,7 +141,6 @@ fn counted_superlative(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     Some(end)
 }
 
-/// "between 10 and 18", "at least some X" (above zero), "more than 5".
 /// "higher than the average price", "older than average", "more than the average number
 /// of points", "less than the maximum salary", "older than every engineer", "larger than
 /// at least one college in Florida": a comparison (`>`, `<`, `>=`, `<=`) with a value
@@ -233,6 +232,7 @@ fn compared_with_computed(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize>
     Some(end)
 }
 
+/// "between 10 and 18", "at least some X" (above zero), "more than 5".
 fn comparison(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     let tokens = s.tokens;
     let (op, len) = comparison_words(tokens, i)?;

@@ -142,7 +142,8 @@ impl Builder<'_> {
             }
             match m.target {
                 Target::Table(t) if t == table && free(k) => rows.push(k),
-                _ if !free(k) => {}
+                // A word read with a condition's value ("the FL state"): of the same table.
+                _ if !free(k) && m.target.table(self.index) == table => {}
                 _ => return None,
             }
         }

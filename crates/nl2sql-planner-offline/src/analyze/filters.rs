@@ -816,7 +816,8 @@ impl Builder<'_> {
         let name = match self.tokens.get(at)?.lower.as_str() {
             "older" | "younger" => "age",
             "heavier" | "lighter" => "weight",
-            "taller" => "height",
+            // ("shorter" of a pit stop is no height: only a height column is implied.)
+            "taller" | "shorter" => "height",
             _ => return None,
         };
         self.measure_named(name)

@@ -388,11 +388,14 @@ fn names_every_column_word(index: &SchemaIndex) -> bool {
         .any(|w| crate::intent::EVERY_COLUMN_WORDS.contains(&w.to_lowercase().as_str()))
 }
 
-/// "players taller than the average of those in their team", "prices above the mean of
-/// products from supplier 2": a comparison with a value computed over rows that the
-/// analysis did not read (those it read start at `read`: a column against its average
-/// over all its rows); read as anything else, the condition would be dropped (on Spider
-/// train one such question was answered with the average beside the count).
+/// What the planner reads of comparisons with a computed value, for refusals.
+const COMPUTED_READ: &str = "a column compared with its average, smallest or largest value \
+     over the rows of its own table, all of them or those with named values, is understood";
+
+/// "prices beyond the average", "players taller than the average of those in their team":
+/// a comparison word before an average that no phrase the analysis read holds (`read`
+/// holds the phrases it read); read as anything else, the condition would be dropped (on
+/// Spider train one such question was answered with the average beside the count).
 fn compares_with_a_computed_value(
     tokens: &[Token],
     read: &[(usize, usize, usize, Agg)],
@@ -424,8 +427,7 @@ fn compares_with_a_computed_value(
         t.is_any(COMPUTED).then(|| {
             format!(
                 "'{} {}' compares with a value computed over rows this planner could not \
-                 read (a column compared with its average over all its rows is understood); \
-                 ask for the {} first, then compare with the number",
+                 read ({COMPUTED_READ}); ask for the {} first, then compare with the number",
                 tokens[i].raw,
                 tokens[i + 1..=k]
                     .iter()
@@ -581,9 +583,7 @@ impl Builder<'_> {
         {
             self.unsupported.push(format!(
                 "'{}' compares with a value computed over rows this planner could not read \
-                 (a column compared with its average, smallest or largest value over the \
-                 rows of its own table, all of them or those with named values, is \
-                 understood)",
+                 ({COMPUTED_READ})",
                 self.tokens[cue.start..cue.end]
                     .iter()
                     .map(|t| t.raw.as_str())

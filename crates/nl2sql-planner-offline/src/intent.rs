@@ -673,6 +673,8 @@ fn superlative_at(tokens: &[Token], i: usize) -> Option<SuperCue> {
     let (frequency, recent, len) = match w(i + 1) {
         "common" | "frequent" | "often" | "popular" => (true, false, 2),
         "recent" | "recently" => (false, true, 2),
+        // "the most expensive product" ranks by its price, as "the costliest" does.
+        "expensive" | "costly" if matches!(w(i), "most" | "least") => (false, false, 2),
         _ => (false, false, 1),
     };
     // "most recent" is the latest; "least recent" the earliest.

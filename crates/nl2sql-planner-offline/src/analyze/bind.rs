@@ -1112,6 +1112,23 @@ impl Builder<'_> {
                 {
                     RankKey::Column(self.index.quantity_column(t).unwrap_or_default())
                 }
+                // "the most expensive hotels" where no price was found: a count of the
+                // rows would answer another question.
+                Target::Table(_)
+                    if self.tokens[s.start..s.end]
+                        .iter()
+                        .any(|w| w.is_any(&["expensive", "costly", "cheapest", "costliest"])) =>
+                {
+                    let words: Vec<&str> = self.tokens[s.start..s.end]
+                        .iter()
+                        .map(|t| t.raw.as_str())
+                        .collect();
+                    self.unsupported.push(format!(
+                        "the ranking '{}' names a price the schema has no column for; name the column to rank by",
+                        words.join(" ")
+                    ));
+                    continue;
+                }
                 Target::Table(t) => RankKey::Count(t),
                 Target::Value { .. } => continue,
             };

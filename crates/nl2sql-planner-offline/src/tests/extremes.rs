@@ -8,8 +8,9 @@
 //! groups for is refused.
 
 use super::literals::gallery;
-use super::rules::{check, check_placed, refused_placing};
-use super::{col, table};
+use super::rules::{check, check_placed, refused_placing, refused_saying};
+use super::{col, snapshot_of, table};
+use nl2sql_state::SchemaSnapshot;
 
 #[test]
 fn with_the_maximum_ranks_the_rows() {
@@ -389,5 +390,58 @@ fn the_most_rows_per_a_named_column_of_their_own_table() {
         &clinic,
         "Give the mentor with the most trainees.",
         "SELECT t.Mentor AS mentor, COUNT(*) AS trainee_count FROM Trainee AS t GROUP BY t.Mentor ORDER BY trainee_count DESC LIMIT 1",
+    );
+}
+
+/// Products with a price, and hotels with only a text price range.
+fn shop() -> SchemaSnapshot {
+    snapshot_of(
+        "shop",
+        vec![
+            table(
+                "products",
+                vec![
+                    col("product_id", "INTEGER", true),
+                    col("product_name", "TEXT", false),
+                    col("product_price", "REAL", false),
+                ],
+                vec![],
+            ),
+            table(
+                "hotels",
+                vec![
+                    col("hotel_id", "INTEGER", true),
+                    col("hotel_details", "TEXT", false),
+                    col("price_range", "TEXT", false),
+                ],
+                vec![],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn the_most_expensive_ranks_by_the_price_and_never_by_a_count() {
+    check(
+        &shop(),
+        "What is the name of the most expensive product?",
+        "SELECT p.product_name AS product_name, p.product_price AS product_price FROM products AS p ORDER BY p.product_price DESC LIMIT 1",
+    );
+    check(
+        &shop(),
+        "What is the name of the cheapest product?",
+        "SELECT p.product_name AS product_name, p.product_price AS product_price FROM products AS p ORDER BY p.product_price LIMIT 1",
+    );
+    // No number column holds a hotel's price: counting hotels would answer another
+    // question.
+    refused_saying(
+        &shop(),
+        "Show the details of the most expensive hotel.",
+        "names a price the schema has no column for",
+    );
+    refused_saying(
+        &shop(),
+        "Show the details of the top 3 most expensive hotels.",
+        "names a price the schema has no column for",
     );
 }

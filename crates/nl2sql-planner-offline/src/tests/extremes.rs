@@ -126,7 +126,7 @@ fn a_ranking_with_nothing_to_rank_by_is_refused() {
 
 /// People, the founders who are people, and tracks: a height, a birth date and a
 /// duration, none of them named by the superlative's own word.
-fn founders() -> nl2sql_state::SchemaSnapshot {
+fn founders() -> SchemaSnapshot {
     use super::{col, snapshot_of, table};
     snapshot_of(
         "founders",
@@ -200,7 +200,7 @@ fn a_top_n_before_a_measure_ranks_by_it() {
 }
 
 /// Storms, the regions they affected, and the students' advisors (by number).
-fn storms() -> nl2sql_state::SchemaSnapshot {
+fn storms() -> SchemaSnapshot {
     use super::{col, snapshot_of, table};
     let mut affected = table(
         "affected_region",
@@ -268,7 +268,7 @@ fn a_superlative_is_its_own_ranking_not_another_words_extreme_or_a_groups_name()
 }
 
 /// Manufacturers with a revenue, and actors with first names.
-fn makers() -> nl2sql_state::SchemaSnapshot {
+fn makers() -> SchemaSnapshot {
     use super::{col, snapshot_of, table};
     snapshot_of(
         "makers",

@@ -340,7 +340,7 @@ fn an_extreme_per_group_no_word_asked_for_is_refused() {
         ],
     );
     // Not each phone number's latest ticket: nothing asks for groups.
-    super::rules::refused_saying(
+    refused_saying(
         &desk,
         "Return the phone number of the client who filed the ticket that was raised most recently.",
         "'most recently' is read as a largest or smallest value per group",
@@ -358,7 +358,7 @@ fn an_extreme_per_group_no_word_asked_for_is_refused() {
 /// number naming a person (`Mentor`), and not the table's label.
 #[test]
 fn the_most_rows_per_a_named_column_of_their_own_table() {
-    let clinic = super::snapshot_of(
+    let clinic = snapshot_of(
         "clinic",
         vec![
             table(

@@ -1095,14 +1095,7 @@ impl Builder<'_> {
                             .any(|m| matches!(m.target, Target::Column(c) if c == q))
                     }) =>
                 {
-                    let words: Vec<&str> = self.tokens[s.start..s.end]
-                        .iter()
-                        .map(|t| t.raw.as_str())
-                        .collect();
-                    self.unsupported.push(format!(
-                        "the ranking '{}' names no column to rank by; name the column to rank by",
-                        words.join(" ")
-                    ));
+                    self.ranking_unread(s.start, s.end, "names no column to rank by");
                     continue;
                 }
                 // "the most stock": a singular (mass) noun is an amount, not a count.
@@ -1119,14 +1112,11 @@ impl Builder<'_> {
                         .iter()
                         .any(|w| w.is_any(&["expensive", "costly", "cheapest", "costliest"])) =>
                 {
-                    let words: Vec<&str> = self.tokens[s.start..s.end]
-                        .iter()
-                        .map(|t| t.raw.as_str())
-                        .collect();
-                    self.unsupported.push(format!(
-                        "the ranking '{}' names a price the schema has no column for; name the column to rank by",
-                        words.join(" ")
-                    ));
+                    self.ranking_unread(
+                        s.start,
+                        s.end,
+                        "names a price the schema has no column for",
+                    );
                     continue;
                 }
                 Target::Table(t) => RankKey::Count(t),
@@ -1134,6 +1124,20 @@ impl Builder<'_> {
             };
             *rank = Some((key, s.desc, limit));
         }
+    }
+}
+
+impl Builder<'_> {
+    /// Refuses the ranking spelt by `start..end`, saying why.
+    fn ranking_unread(&mut self, start: usize, end: usize, why: &str) {
+        let words: Vec<&str> = self.tokens[start..end]
+            .iter()
+            .map(|t| t.raw.as_str())
+            .collect();
+        self.unsupported.push(format!(
+            "the ranking '{}' {why}; name the column to rank by",
+            words.join(" ")
+        ));
     }
 }
 

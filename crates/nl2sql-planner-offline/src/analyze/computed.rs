@@ -16,7 +16,6 @@
 
 use super::*;
 use crate::intent::ComputedCue;
-use crate::link::TypeClass;
 
 /// The most words between the compared column and the comparison ("price that is higher").
 const MAX_GAP: usize = 3;
@@ -48,10 +47,7 @@ impl Builder<'_> {
     }
 
     fn computed_comparison(&mut self, cue: &ComputedCue) -> Option<Filter> {
-        let numeric = |m: &Mention| match m.target {
-            Target::Column(c) => self.index.columns[c].class == TypeClass::Numeric,
-            _ => false,
-        };
+        let numeric = |m: &Mention| names_a_number_column(self.index, m);
         let free = |k: usize| !self.consumed[k];
         let after = self
             .mentions

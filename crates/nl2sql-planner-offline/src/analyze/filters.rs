@@ -570,10 +570,7 @@ impl Builder<'_> {
         let mut count_havings = Vec::new();
         for cue in &self.cues.comparisons {
             let total = self.total_marker(cue.start, cue.end);
-            let numeric = |m: &Mention| match m.target {
-                Target::Column(c) => self.index.columns[c].class == crate::link::TypeClass::Numeric,
-                _ => false,
-            };
+            let numeric = |m: &Mention| names_a_number_column(self.index, m);
             let before = self
                 .mentions
                 .iter()

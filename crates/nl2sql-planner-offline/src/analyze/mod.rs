@@ -388,6 +388,11 @@ fn names_every_column_word(index: &SchemaIndex) -> bool {
         .any(|w| crate::intent::EVERY_COLUMN_WORDS.contains(&w.to_lowercase().as_str()))
 }
 
+/// Whether mention `m` names a number column (what a comparison can compare).
+fn names_a_number_column(index: &SchemaIndex, m: &Mention) -> bool {
+    matches!(m.target, Target::Column(c) if index.columns[c].class == super::link::TypeClass::Numeric)
+}
+
 /// What the planner reads of comparisons with a computed value, for refusals.
 const COMPUTED_READ: &str = "a column compared with its average, smallest or largest value \
      over the rows of its own table, all of them or those with named values, is understood";

@@ -266,20 +266,8 @@ fn a_column_compared_with_its_average_over_all_rows_is_a_subquery() {
 
 #[test]
 fn shorter_implies_a_height_like_taller() {
-    let s = snapshot_of(
-        "poll",
-        vec![table(
-            "people",
-            vec![
-                col("people_id", "INTEGER", true),
-                col("name", "TEXT", false),
-                col("height", "REAL", false),
-            ],
-            vec![],
-        )],
-    );
     check_placed(
-        &s,
+        &super::listings::athletes(),
         "What are the names of people who are shorter than average?",
         "SELECT p.name AS person FROM people AS p WHERE p.height < (SELECT AVG(a.height) FROM people AS a) LIMIT 10000",
     );

@@ -213,9 +213,9 @@ fn a_second_column_of_the_ranked_rows_is_asked_for_too() {
     );
 }
 
-#[test]
-fn columns_listed_after_an_aggregated_one_share_its_aggregation() {
-    let snapshot = snapshot_of(
+/// People with a height, a weight and a score.
+pub(super) fn athletes() -> SchemaSnapshot {
+    snapshot_of(
         "athletes",
         vec![table(
             "people",
@@ -228,7 +228,12 @@ fn columns_listed_after_an_aggregated_one_share_its_aggregation() {
             ],
             vec![],
         )],
-    );
+    )
+}
+
+#[test]
+fn columns_listed_after_an_aggregated_one_share_its_aggregation() {
+    let snapshot = athletes();
     check_placed(
         &snapshot,
         "What are the average height and weight of all people?",

@@ -252,6 +252,10 @@ fn question_signals(tokens: &[Token], analysis: &Analysis, out: &mut BTreeSet<St
         if linked[i] {
             return "<schema>".to_owned();
         }
+        // "he or she" is one person: its "or" is not the one the model learned.
+        if crate::text::pronoun_or(tokens, i) {
+            return "<pronoun-or>".to_owned();
+        }
         match t.kind {
             TokenKind::Word => t.lower.clone(),
             TokenKind::Number => "<number>".to_owned(),

@@ -714,8 +714,8 @@ fn superlative_word(w: &str) -> Option<bool> {
 /// units or fewer").
 const UNIT_NOUNS: &[&str] = &["unit", "units", "piece", "pieces", "item", "items"];
 
-/// A bound written before its operator at `i`: `N [units] or more|fewer|less|…`, and its
-/// length.
+/// A bound written before its operator at `i`: `N [units] or more|fewer|less|older|…`, and
+/// its length.
 fn postfix_comparison(tokens: &[Token], i: usize) -> Option<(f64, CmpOp, usize)> {
     let t = tokens.get(i)?;
     // "10 or more", and "two or more" spelt out.
@@ -733,6 +733,10 @@ fn postfix_comparison(tokens: &[Token], i: usize) -> Option<(f64, CmpOp, usize)>
     let op = match w(at + 1) {
         "more" | "greater" | "higher" | "above" | "over" | "larger" | "bigger" => CmpOp::GtEq,
         "fewer" | "less" | "lower" | "below" | "under" | "smaller" => CmpOp::LtEq,
+        // "25 or older": the comparative names its measure (an age; see
+        // `implied_measure`).
+        "older" => CmpOp::GtEq,
+        "younger" => CmpOp::LtEq,
         _ => return None,
     };
     Some((n, op, at + 2 - i))

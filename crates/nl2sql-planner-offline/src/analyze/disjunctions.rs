@@ -9,6 +9,7 @@
 //! later"), as do comparisons ("10 or more").
 
 use super::*;
+use crate::text::pronoun_or;
 
 /// The most words between a condition and the "or" that joins it (each a grammar word or
 /// a word naming the condition's column: "whose age is", "the hometown").
@@ -17,7 +18,8 @@ const MAX_GAP: usize = 4;
 impl Builder<'_> {
     pub(super) fn disjunctions(&mut self) {
         for i in 0..self.tokens.len() {
-            if !self.tokens[i].is("or") || self.cues.used[i] {
+            // ("he or she" is one person.)
+            if !self.tokens[i].is("or") || self.cues.used[i] || pronoun_or(self.tokens, i) {
                 continue;
             }
             let inside = self

@@ -609,16 +609,31 @@ impl Builder<'_> {
                 Some(k) => (Some(k), None),
                 None => (after, before),
             };
-            // "older than 25", "heavier than 10": the comparative names its measure.
-            if let Some(c) = self.implied_measure(cue.start)
+            // "older than 25", "heavier than 10", "25 or older": the comparative names its
+            // measure; the same column named right before it is read with it ("aged 25
+            // or older"; not "the age of artists older than 40", where the age is listed).
+            if let Some(c) = self
+                .implied_measure(cue.start)
+                .or_else(|| self.implied_measure(cue.end - 1))
                 && !matches!(after, Some(k) if numeric(&self.mentions[k]))
             {
+                let start = match before {
+                    Some(k)
+                        if self.mentions[k].end == cue.start
+                            && self.mentions[k].start + 1 == cue.start
+                            && self.mentions[k].column() == Some(c) =>
+                    {
+                        self.consumed[k] = true;
+                        self.mentions[k].start
+                    }
+                    _ => cue.start,
+                };
                 for (op, v) in &cue.bounds {
                     self.a.filters.push(Filter {
                         column: c,
                         test: Test::Cmp(*op, Lit::Number(*v)),
                         negated: false,
-                        span: Some((cue.start, cue.end)),
+                        span: Some((start, cue.end)),
                     });
                 }
                 continue;

@@ -483,7 +483,7 @@ pub(super) fn phrasal_values(
 /// given: "whose last name is 'Kim'", "the product named 'flax'", "room KLR209".
 const BINDERS: &[&str] = &[
     "is", "are", "was", "were", "be", "being", "named", "called", "titled", "equals", "equal",
-    "to", "the", "a", "an",
+    "to", "the", "a", "an", "either",
 ];
 
 /// Words that make a table name its row by its label ("the product named 'flax'").
@@ -611,7 +611,9 @@ pub(super) fn literal_values(
             }
             _ => None,
         });
-        if let Some(m) = number_value(tokens, used, taken, i, index, mentions, k, before) {
+        if let Some(m) = number_value(tokens, used, taken, i, index, mentions, k, before)
+            .or_else(|| number_alternative(tokens, used, taken, i, &out))
+        {
             taken[m.start..m.end].iter_mut().for_each(|t| *t = true);
             out.push(m);
             i += 1;
@@ -748,6 +750,40 @@ fn number_value(
     };
     (numeric(c) && i > 0 && tokens[i - 1].is_any(&["with", "has", "have", "had"]))
         .then(|| pending(i, i + 1, vec![(target(c), 20)]))
+}
+
+/// "aged 35 or 36": a number right after "or" whose number before it is a value of a
+/// numeric column is another value of that column (the two become one `IN` list).
+fn number_alternative(
+    tokens: &[Token],
+    used: &[bool],
+    taken: &[bool],
+    i: usize,
+    out: &[Mention],
+) -> Option<Mention> {
+    let x = tokens[i].number().filter(|_| !used[i] && !taken[i])?;
+    if i < 2 || !tokens[i - 1].is("or") || tokens[i - 2].number().is_none() {
+        return None;
+    }
+    let Target::Value {
+        column,
+        values,
+        exact: true,
+        ..
+    } = &out.last().filter(|m| m.end == i - 1)?.target
+    else {
+        return None;
+    };
+    if !matches!(values.as_slice(), [Value::Number(_)]) {
+        return None;
+    }
+    let value = if x.fract() == 0.0 && x.abs() < 1e15 {
+        #[allow(clippy::cast_possible_truncation)]
+        Value::from(x as i64)
+    } else {
+        Value::Number(serde_json::Number::from_f64(x)?)
+    };
+    Some(pending(i, i + 1, vec![(Target::known(*column, value), 20)]))
 }
 
 /// The column a table's rows are named by ("the product named 'flax'"): its label when

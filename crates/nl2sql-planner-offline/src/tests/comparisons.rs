@@ -52,6 +52,53 @@ fn a_column_after_and_is_not_the_one_compared() {
 }
 
 #[test]
+fn a_bound_before_older_or_younger_is_an_age() {
+    // "aged" names the age; "or older" is at least the number, "or younger" at most.
+    check_placed(
+        &members(),
+        "Show the names of artists aged 46 or older.",
+        "SELECT a.name AS artist FROM artist AS a WHERE a.age >= 46 LIMIT 10000",
+    );
+    check_placed(
+        &members(),
+        "List the names of artists 30 or younger.",
+        "SELECT a.name AS artist FROM artist AS a WHERE a.age <= 30 LIMIT 10000",
+    );
+    check_placed(
+        &members(),
+        "What are the names of the artists aged 46?",
+        "SELECT a.name AS artist FROM artist AS a WHERE a.age = 46 LIMIT 10000",
+    );
+}
+
+#[test]
+fn numbers_joined_by_or_are_values_of_one_column() {
+    check_placed(
+        &members(),
+        "Show the names of artists aged either 35 or 36.",
+        "SELECT a.name AS artist FROM artist AS a WHERE a.age IN (35, 36) LIMIT 10000",
+    );
+    check_placed(
+        &members(),
+        "Show the names of artists whose age is 35 or 36 or 40.",
+        "SELECT a.name AS artist FROM artist AS a WHERE a.age IN (35, 36, 40) LIMIT 10000",
+    );
+    // A number after "or" that no number before it gives a column stays unread.
+    refused_placing(&members(), "Show the names of artists or 36.", "or', '36");
+}
+
+#[test]
+fn he_or_she_is_one_person_not_a_choice() {
+    check_placed(
+        &members(),
+        "Who is the oldest artist? Give his or her name.",
+        "SELECT a.name AS artist, a.age AS age FROM artist AS a ORDER BY a.age DESC LIMIT 1",
+    );
+    // Any other "or" the plan cannot read still refuses the question.
+    refused_placing(&members(), "Show the names or ages of artists.", "or");
+}
+
+#[test]
 fn conditions_no_row_can_meet_together_are_refused() {
     // Read as one row's conditions, these select nothing whatever the data: the question
     // means artists (or countries) with some rows of each kind.

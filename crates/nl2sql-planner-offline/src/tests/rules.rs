@@ -322,8 +322,6 @@ pub(super) fn sql_over(snapshot: &SchemaSnapshot, question: &str) -> String {
         .unwrap()
 }
 
-/// Asserts that the strict planner (whatever its confidence) refuses `question` as
-/// ambiguous, naming `words` as what it could not place.
 /// The strict planner refuses `question` (`AMBIGUOUS_QUESTION`) with a message that
 /// says `text`.
 pub(super) fn refused_saying(snapshot: &SchemaSnapshot, question: &str, text: &str) {
@@ -336,6 +334,8 @@ pub(super) fn refused_saying(snapshot: &SchemaSnapshot, question: &str, text: &s
     assert!(e.message.contains(text), "{question}: {}", e.message);
 }
 
+/// Asserts that the strict planner (whatever its confidence) refuses `question` as
+/// ambiguous, naming `words` as what it could not place.
 pub(super) fn refused_placing(snapshot: &SchemaSnapshot, question: &str, words: &str) {
     let e = strict_over(snapshot, question).expect_err(question);
     assert_eq!(

@@ -220,6 +220,16 @@ pub(crate) fn punctuated_before(tokens: &[Token], i: usize) -> bool {
     i > 0 && i < tokens.len() && tokens[i].pos.0 > tokens[i - 1].pos.1 + 1
 }
 
+/// Whether token `i` is the "or" of a pronoun pair ("he or she", "his or her", "him or
+/// her"): one person of either gender, not a choice between two conditions.
+pub(crate) fn pronoun_or(tokens: &[Token], i: usize) -> bool {
+    const PRONOUNS: &[&str] = &["he", "she", "his", "her", "hers", "him"];
+    i > 0
+        && tokens[i].is("or")
+        && tokens[i - 1].is_any(PRONOUNS)
+        && tokens.get(i + 1).is_some_and(|t| t.is_any(PRONOUNS))
+}
+
 /// Light stemming: plural to singular, `-ing`/`-ed`, a final `e`; the same rules on both
 /// sides make `machines`/`machine`, `produced`/`produce` and `categories`/`category` meet.
 pub(crate) fn stem(word: &str) -> String {

@@ -28,6 +28,8 @@ pub(super) const IRREGULAR_PAST: &[(&str, &str)] = &[
     ("won", "win"),
     ("brought", "bring"),
     ("taught", "teach"),
+    // "pilots aged 25": the adjective of an age.
+    ("aged", "age"),
 ];
 
 /// Irregular plurals of nouns, and their singulars: a `people` table is what "each person"

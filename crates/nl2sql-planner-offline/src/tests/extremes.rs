@@ -20,11 +20,40 @@ fn with_the_maximum_ranks_the_rows() {
         "What is the name of the picture with the maximum price?",
         "SELECT p.picture_name AS picture_name, p.price AS price FROM picture AS p ORDER BY p.price DESC LIMIT 1",
     );
+    // Without "the" too.
+    check(
+        &g,
+        "What is the name of the picture with minimum price?",
+        "SELECT p.picture_name AS picture_name, p.price AS price FROM picture AS p ORDER BY p.price LIMIT 1",
+    );
     // Asked plainly, the maximum is still the extreme value.
     check(
         &g,
         "What is the maximum price of a picture?",
         "SELECT MAX(p.price) AS max_price FROM picture AS p LIMIT 10000",
+    );
+}
+
+#[test]
+fn with_max_and_a_column_named_so_is_that_column() {
+    // "max speed" names `max_speed`: no ranking. (The strict planner still refuses the
+    // question: the "max" of the name stays an unplaced aggregate word.)
+    let storms = snapshot_of(
+        "storms",
+        vec![table(
+            "storm",
+            vec![
+                col("storm_id", "INTEGER", true),
+                col("name", "TEXT", false),
+                col("max_speed", "INTEGER", false),
+            ],
+            vec![],
+        )],
+    );
+    check(
+        &storms,
+        "Show the names of storms with max speed higher than 1000.",
+        "SELECT s.name AS storm FROM storm AS s WHERE s.max_speed > 1000 LIMIT 10000",
     );
 }
 

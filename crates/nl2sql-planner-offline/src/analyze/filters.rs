@@ -181,7 +181,7 @@ impl Builder<'_> {
             }
             let adjacent = self.mentions.iter().any(|v| {
                 matches!(v.target, Target::Value { .. })
-                    && (v.end == m.start || m.end == v.start)
+                    && (v.end == m.start || m.end == v.start || self.holds_after(v, m))
                     && match &m.target {
                         Target::Column(c) => Some(*c) == v.column(),
                         // An adjective's noun ("late deliveries") is what the question is
@@ -204,6 +204,15 @@ impl Builder<'_> {
                     .for_each(|t| *t = true);
             }
         }
+    }
+
+    /// Whether mention `m` says what holds the value `v` right after it: "'dar' in their
+    /// names", "'Comp' in its department name".
+    fn holds_after(&self, v: &Mention, m: &Mention) -> bool {
+        self.tokens.get(v.end).is_some_and(|t| t.is("in"))
+            && (m.start == v.end + 1
+                || (m.start == v.end + 2
+                    && self.tokens[v.end + 1].is_any(&["their", "its", "the", "his", "her"])))
     }
 
     /// Negations followed by a table, or by a past participle that names a number column

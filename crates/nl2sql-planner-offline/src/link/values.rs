@@ -633,11 +633,21 @@ pub(super) fn literal_values(
             while q > 0
                 && p - q < 3
                 && (tokens[q - 1].is_any(BINDERS)
-                    || tokens[q - 1].is_any(&["that", "which", "whose"]))
+                    || tokens[q - 1].is_any(&["that", "which", "whose", "has", "have", "with"]))
             {
                 q -= 1;
             }
-            ending_at(q).and_then(said_of).map(|c| (p, c, false))
+            // "have the substring 'dar' in their names": the column said after the
+            // literal is the one it is part of; after another column ("catalog
+            // publishers have 'Murray' in their names"), whose names they are is unsaid.
+            match (ending_at(q), column_after(tokens, mentions, j)) {
+                (Some(b), Some(a))
+                    if matches!(b.target, Target::Column(_)) && b.target != a.target =>
+                {
+                    None
+                }
+                (b, a) => a.or(b).and_then(said_of).map(|c| (p, c, false)),
+            }
         } else if let Some((start, c)) = bound {
             Some((start, c, true))
         } else if quoted {
@@ -804,6 +814,20 @@ fn name_column(index: &SchemaIndex, table: usize) -> Option<usize> {
 
 /// The word that makes the literal at `i` a part of a value ("containing the substring
 /// 'Miss'", "names that include 'a'"), within four words before it.
+/// The mention said right after a literal ending at `j` as what holds it: "in their
+/// names", "in its title", "in the description".
+fn column_after<'m>(tokens: &[Token], mentions: &'m [Mention], j: usize) -> Option<&'m Mention> {
+    if !tokens.get(j)?.is("in") {
+        return None;
+    }
+    let skip = usize::from(
+        tokens
+            .get(j + 1)
+            .is_some_and(|t| t.is_any(&["their", "its", "the", "his", "her"])),
+    );
+    mentions.iter().find(|m| m.start == j + 1 + skip)
+}
+
 fn containing_before(tokens: &[Token], i: usize) -> Option<usize> {
     (i.saturating_sub(4)..i).find(|&p| tokens[p].is_any(CONTAINING))
 }

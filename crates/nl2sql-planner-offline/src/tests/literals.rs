@@ -8,7 +8,7 @@ use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
 use nl2sql_state::ErrorCode;
 
-use super::rules::{check, check_placed, describe, request_over};
+use super::rules::{check, check_placed, describe, refused_placing, request_over};
 use super::{col, links, samples, snapshot_of, table};
 use crate::OfflinePlanner;
 
@@ -82,6 +82,29 @@ fn containing_a_literal_is_a_like_pattern() {
         &g,
         "Find the names of the pictures whose name contains the word \"sea\".",
         "SELECT p.picture_name AS picture_name FROM picture AS p WHERE p.picture_name LIKE '%sea%' LIMIT 10000",
+    );
+    // Typographic quotes, and "has the substring" after the column.
+    check_placed(
+        &g,
+        "Find the names of the pictures whose name has the substring “sea”.",
+        "SELECT p.picture_name AS picture_name FROM picture AS p WHERE p.picture_name LIKE '%sea%' LIMIT 10000",
+    );
+    // The column said after the literal holds it ("in their …").
+    check_placed(
+        &g,
+        "Which pictures have the word 'Oil' in their medium?",
+        "SELECT p.picture_name AS picture_name FROM picture AS p WHERE p.medium LIKE '%Oil%' LIMIT 10000",
+    );
+    check_placed(
+        &g,
+        "How many artists have the letter 'K' in their last names?",
+        "SELECT COUNT(*) AS artist_count FROM artist AS a WHERE a.last_name LIKE '%K%' LIMIT 10000",
+    );
+    // After another column, whose names they are is unsaid: refused.
+    refused_placing(
+        &g,
+        "Which picture rooms have the word 'B' in their names?",
+        "word', 'B",
     );
 }
 

@@ -68,8 +68,16 @@ pub(crate) fn tokenize(text: &str) -> Vec<Token> {
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
-        if c == '"' || c == '\'' && (i == 0 || !chars[i - 1].is_alphanumeric()) {
-            if let Some(end) = chars[i + 1..].iter().position(|d| *d == c) {
+        // Typographic quotes open and close apart (“dar”, ‘Donor’).
+        let close = match c {
+            '“' => Some('”'),
+            '‘' => Some('’'),
+            '"' => Some('"'),
+            '\'' if i == 0 || !chars[i - 1].is_alphanumeric() => Some('\''),
+            _ => None,
+        };
+        if let Some(close) = close {
+            if let Some(end) = chars[i + 1..].iter().position(|d| *d == close) {
                 let raw: String = chars[i + 1..i + 1 + end].iter().collect();
                 if !raw.trim().is_empty() {
                     out.push(Token {

@@ -278,7 +278,7 @@ fn a_verb_before_a_filtered_value_is_that_condition() {
     ] {
         check_placed(&s, question, sql);
     }
-    super::rules::refused_placing(&s, "List the names of the channels owned.", "owned");
+    refused_placing(&s, "List the names of the channels owned.", "owned");
 }
 
 /// A clinic: its midwives (a `role` column holding 'Midwife', 'Surgeon') and the visits a

@@ -758,7 +758,9 @@ fn number_value(
     let Target::Column(c) = after.target else {
         return None;
     };
-    (numeric(c) && i > 0 && tokens[i - 1].is_any(&["with", "has", "have", "had"]))
+    // "students who are 18 years old": the age the number is.
+    let aged = tokens.get(i + 1).is_some_and(|t| t.lower == "years old");
+    (numeric(c) && (aged || (i > 0 && tokens[i - 1].is_any(&["with", "has", "have", "had"]))))
         .then(|| pending(i, i + 1, vec![(target(c), 20)]))
 }
 

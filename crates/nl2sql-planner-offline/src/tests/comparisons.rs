@@ -72,6 +72,31 @@ fn a_bound_before_older_or_younger_is_an_age() {
 }
 
 #[test]
+fn years_old_and_how_old_are_an_age() {
+    check_placed(
+        &members(),
+        "How many artists are 46 years old?",
+        "SELECT COUNT(*) AS artist_count FROM artist AS a WHERE a.age = 46 LIMIT 10000",
+    );
+    check_placed(
+        &members(),
+        "Show the names of artists over 40 years old.",
+        "SELECT a.name AS artist FROM artist AS a WHERE a.age > 40 LIMIT 10000",
+    );
+    check_placed(
+        &members(),
+        "How old is the artist who joined most recently?",
+        "SELECT a.name AS artist, a.age AS age, a.year_join AS year_join FROM artist AS a ORDER BY a.year_join DESC LIMIT 1",
+    );
+    // "old" alone keeps its other senses: no age.
+    refused_saying(
+        &members(),
+        "List the old names of artists.",
+        "could not link: 'old'",
+    );
+}
+
+#[test]
 fn numbers_joined_by_or_are_values_of_one_column() {
     check_placed(
         &members(),

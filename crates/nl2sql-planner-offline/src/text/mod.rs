@@ -178,7 +178,31 @@ pub(crate) fn tokenize(text: &str) -> Vec<Token> {
         i += 1;
     }
     phrasal_verbs(&mut out);
+    ages(&mut out);
     out
+}
+
+/// "20 years old" and "how old" say an age: "years old" becomes one token, and it and
+/// the "old" of "how old" stem to `age` (the word alone, "old", is left to its other
+/// senses: "from old to young", "the old name").
+fn ages(tokens: &mut Vec<Token>) {
+    let mut i = 1;
+    while i < tokens.len() {
+        if tokens[i].lower == "old" {
+            if tokens[i - 1].is_any(&["years", "year"]) {
+                let years = tokens.remove(i - 1);
+                i -= 1;
+                let old = &mut tokens[i];
+                old.raw = format!("{} {}", years.raw, old.raw);
+                old.lower = format!("{} old", years.lower);
+                old.pos.0 = years.pos.0;
+                old.stem = "age".to_owned();
+            } else if tokens[i - 1].is("how") {
+                tokens[i].stem = "age".to_owned();
+            }
+        }
+        i += 1;
+    }
 }
 
 /// Gives the first word of a phrasal verb the stem of the verb it means.

@@ -39,11 +39,12 @@ pub(super) fn placed_as(
             index.tables[a].name, index.tables[b].name
         ));
     }
-    if let Some(a) = relates_before_it(site, i) {
-        return Some(format!(
-            "the join of {} to the other tables",
-            index.tables[a].name
-        ));
+    if let Some((a, joined)) = relates_before_it(site, i, plan) {
+        return Some(if joined {
+            format!("the join of {} to the other tables", index.tables[a].name)
+        } else {
+            format!("the columns of {} the plan lists", index.tables[a].name)
+        });
     }
     if let Some(c) = valued_by(site, i) {
         let col = &index.columns[c];
@@ -93,14 +94,14 @@ fn related_tables(site: Site<'_>, i: usize) -> Option<(usize, usize)> {
 
 /// The table a relating verb at the end of its clause relates to the rest of the plan:
 /// "the names of the county they belong to", "the school the most players belong to",
-/// "names of the ships involved": nothing follows the verb (or only a preposition) up to
-/// the end of the question or a comma, the nearest mention before it names a table, and
-/// the plan joins that table to another. The relation is that join.
-fn relates_before_it(site: Site<'_>, i: usize) -> Option<usize> {
+/// "names of the ships involved", "the marketing region that the store Rob Dinning
+/// belongs to": nothing follows the verb (or only a preposition) up to the end of the
+/// question or a comma, the nearest mention before it names a table or a value of one,
+/// and the plan joins that table to another (the relation is that join: `true`), or
+/// reads that table alone and lists another of its columns ("the code of the category
+/// that the product 'flax' belongs to", a column of the product's row: `false`).
+fn relates_before_it(site: Site<'_>, i: usize, plan: &PlanModel) -> Option<(usize, bool)> {
     const TRAILING: &[&str] = &["to", "in", "on", "at", "for", "with", "from"];
-    if site.used.tables.len() < 2 {
-        return None;
-    }
     let last = match site.tokens.get(i + 1) {
         Some(t) if t.is_any(TRAILING) => i + 1,
         _ => i,
@@ -110,11 +111,52 @@ fn relates_before_it(site: Site<'_>, i: usize) -> Option<usize> {
         .tokens
         .get(last + 1)
         .is_none_or(|next| next.pos.0 > site.tokens[last].pos.1 + 1);
-    let (_, before) = nearest_before(&site.analysis.mentions, i, REACH)?;
-    match before.target {
-        Target::Table(t) if ends && site.used.reads_table(site.index, t) => Some(t),
+    let (k, before) = nearest_before(&site.analysis.mentions, i, REACH)?;
+    // The row named by a value: "the product with the name 'flax'", "the accounting
+    // department" (a value right before its table).
+    let value_of = |m: &crate::link::Mention| match m.target {
+        Target::Value { column, .. } => Some(column),
         _ => None,
+    };
+    let (t, valued) = match before.target {
+        Target::Table(t) => {
+            let named = k
+                .checked_sub(1)
+                .map(|j| &site.analysis.mentions[j])
+                .filter(|m| m.end == before.start)
+                .and_then(value_of)
+                .filter(|c| site.index.columns[*c].table == t);
+            (t, named)
+        }
+        // A value names the row only right before the verb ("the store Rob Dinning
+        // belongs to", "Mark Giuliano is involved in"), not across a clause ("whose
+        // office is in DRE 102, and when were they hired").
+        Target::Value { column, .. }
+            if site.tokens[before.end..i]
+                .iter()
+                .all(|t| t.is_any(&["is", "are", "was", "were", "be", "been"])) =>
+        {
+            (site.index.columns[column].table, Some(column))
+        }
+        Target::Value { .. } | Target::Column(_) => return None,
+    };
+    if !ends || !site.used.reads_table(site.index, t) {
+        return None;
     }
+    if site.used.tables.len() >= 2 {
+        return Some((t, true));
+    }
+    // Over one table, only a row named by a value has columns to relate to.
+    let valued = valued?;
+    let lists_another = plan.select_items.iter().any(|item| {
+        item.expr.kind == ExprKind::Column
+            && item
+                .expr
+                .column_name
+                .as_deref()
+                .is_some_and(|c| !site.index.columns[valued].name.eq_ignore_ascii_case(c))
+    });
+    lists_another.then_some((t, false))
 }
 
 /// The date the relating verb at `i` is dated by: "wines produced in 2008", "movies made

@@ -88,7 +88,8 @@ fn an_attribute_of_rows_with_more_than_n_groups_by_the_rows() {
 
 /// "the author it belongs to": a relating verb that ends its clause relates the table
 /// named just before it to the rest of the plan, which joins them; over one table it
-/// relates nothing and stays unplaced.
+/// relates nothing and stays unplaced, unless a value names the row ("the author named
+/// 'Ann Lee'") and the plan lists another of its columns.
 #[test]
 fn a_verb_ending_its_clause_is_the_join_of_the_table_before_it() {
     let s = shelf();
@@ -98,4 +99,16 @@ fn a_verb_ending_its_clause_is_the_join_of_the_table_before_it() {
         "SELECT b.Title AS book, a.Country AS country FROM Book AS b INNER JOIN Author AS a ON b.AuthorID = a.id LIMIT 10000",
     );
     super::rules::refused_placing(&s, "Show the title of each book it belongs to.", "belongs");
+    // Over one table, a row named by a value relates to the columns the plan lists.
+    super::rules::check_placed(
+        &s,
+        "What is the country that the author named 'Ann Lee' belongs to?",
+        "SELECT a.Country AS country FROM Author AS a WHERE a.Name = 'Ann Lee' LIMIT 10000",
+    );
+    // Across a clause, a value names no row the verb relates.
+    super::rules::refused_saying(
+        &s,
+        "What are the titles of books by the author named 'Ann Lee', and when were they published?",
+        "'published'",
+    );
 }

@@ -209,10 +209,7 @@ impl Builder<'_> {
     /// Whether mention `m` says what holds the value `v` right after it: "'dar' in their
     /// names", "'Comp' in its department name".
     fn holds_after(&self, v: &Mention, m: &Mention) -> bool {
-        self.tokens.get(v.end).is_some_and(|t| t.is("in"))
-            && (m.start == v.end + 1
-                || (m.start == v.end + 2
-                    && self.tokens[v.end + 1].is_any(&["their", "its", "the", "his", "her"])))
+        crate::text::holder_after(self.tokens, v.end) == Some(m.start)
     }
 
     /// Negations followed by a table, or by a past participle that names a number column

@@ -738,14 +738,7 @@ fn number_value(
     let t = &tokens[i];
     let x = t.number().filter(|_| !used[i] && !taken[i])?;
     let numeric = |c: usize| index.columns[c].class == super::schema::TypeClass::Numeric;
-    let value = serde_json::Number::from_f64(x).map(|n| {
-        if x.fract() == 0.0 && x.abs() < 1e15 {
-            #[allow(clippy::cast_possible_truncation)]
-            Value::from(x as i64)
-        } else {
-            Value::Number(n)
-        }
-    })?;
+    let value = number_json(x)?;
     let target = |column: usize| Target::known(column, value.clone());
     if let Some(m) = before
         && let Target::Column(c) = m.target
@@ -789,13 +782,23 @@ fn number_alternative(
     if !matches!(values.as_slice(), [Value::Number(_)]) {
         return None;
     }
-    let value = if x.fract() == 0.0 && x.abs() < 1e15 {
-        #[allow(clippy::cast_possible_truncation)]
-        Value::from(x as i64)
-    } else {
-        Value::Number(serde_json::Number::from_f64(x)?)
-    };
-    Some(pending(i, i + 1, vec![(Target::known(*column, value), 20)]))
+    Some(pending(
+        i,
+        i + 1,
+        vec![(Target::known(*column, number_json(x)?), 20)],
+    ))
+}
+
+/// A number of the question as a JSON value: an integer when it is whole.
+fn number_json(x: f64) -> Option<Value> {
+    serde_json::Number::from_f64(x).map(|n| {
+        if x.fract() == 0.0 && x.abs() < 1e15 {
+            #[allow(clippy::cast_possible_truncation)]
+            Value::from(x as i64)
+        } else {
+            Value::Number(n)
+        }
+    })
 }
 
 /// The column a table's rows are named by ("the product named 'flax'"): its label when
@@ -819,15 +822,8 @@ fn name_column(index: &SchemaIndex, table: usize) -> Option<usize> {
 /// The mention said right after a literal ending at `j` as what holds it: "in their
 /// names", "in its title", "in the description".
 fn column_after<'m>(tokens: &[Token], mentions: &'m [Mention], j: usize) -> Option<&'m Mention> {
-    if !tokens.get(j)?.is("in") {
-        return None;
-    }
-    let skip = usize::from(
-        tokens
-            .get(j + 1)
-            .is_some_and(|t| t.is_any(&["their", "its", "the", "his", "her"])),
-    );
-    mentions.iter().find(|m| m.start == j + 1 + skip)
+    let start = crate::text::holder_after(tokens, j)?;
+    mentions.iter().find(|m| m.start == start)
 }
 
 fn containing_before(tokens: &[Token], i: usize) -> Option<usize> {

@@ -252,6 +252,19 @@ pub(crate) fn punctuated_before(tokens: &[Token], i: usize) -> bool {
     i > 0 && i < tokens.len() && tokens[i].pos.0 > tokens[i - 1].pos.1 + 1
 }
 
+/// Where the words that hold a value start when "in" and maybe a possessive stand at
+/// `j` ("'dar' in their names", "'Oil' in its medium", "in the title"): the token after
+/// them.
+pub(crate) fn holder_after(tokens: &[Token], j: usize) -> Option<usize> {
+    if !tokens.get(j)?.is("in") {
+        return None;
+    }
+    let possessive = tokens
+        .get(j + 1)
+        .is_some_and(|t| t.is_any(&["their", "its", "the", "his", "her"]));
+    Some(j + 1 + usize::from(possessive))
+}
+
 /// Whether token `i` is the "or" of a pronoun pair ("he or she", "his or her", "him or
 /// her"): one person of either gender, not a choice between two conditions.
 pub(crate) fn pronoun_or(tokens: &[Token], i: usize) -> bool {

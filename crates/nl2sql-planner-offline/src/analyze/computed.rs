@@ -17,9 +17,6 @@
 use super::*;
 use crate::intent::ComputedCue;
 
-/// The most words between the compared column and the comparison ("price that is higher").
-const MAX_GAP: usize = 3;
-
 /// Words that may stand between a compared column and its comparison.
 const LINKING: &[&str] = &[
     "is", "are", "was", "were", "be", "been", "that", "which", "who", "a", "an", "the", "has",
@@ -78,20 +75,7 @@ impl Builder<'_> {
                 )
             }
             None => self
-                .mentions
-                .iter()
-                .enumerate()
-                .filter(|(k, m)| {
-                    free(*k)
-                        && numeric(m)
-                        && m.end <= cue.start
-                        && cue.start - m.end <= MAX_GAP
-                        && self.tokens[m.end..cue.start]
-                            .iter()
-                            .all(|t| t.is_any(LINKING))
-                })
-                .max_by_key(|(_, m)| m.end)
-                .map(|(k, _)| k),
+                .number_column_before(cue.start, |words| words.iter().all(|t| t.is_any(LINKING))),
         };
         let column = |k: usize| self.mentions[k].column();
         let c = match (named_after, self.implied_measure(cue.start), before) {

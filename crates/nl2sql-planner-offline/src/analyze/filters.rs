@@ -206,6 +206,29 @@ impl Builder<'_> {
         }
     }
 
+    /// The nearest mention of a number column not yet read that ends at most three words
+    /// before token `at` ("price that is higher"), where the words between pass `between`:
+    /// the column a comparison at `at` compares ("pages above 300", "pages above the
+    /// average").
+    pub(super) fn number_column_before(
+        &self,
+        at: usize,
+        between: impl Fn(&[Token]) -> bool,
+    ) -> Option<usize> {
+        self.mentions
+            .iter()
+            .enumerate()
+            .filter(|(k, m)| {
+                !self.consumed[*k]
+                    && names_a_number_column(self.index, m)
+                    && m.end <= at
+                    && at - m.end <= 3
+                    && between(&self.tokens[m.end..at])
+            })
+            .max_by_key(|(_, m)| m.end)
+            .map(|(k, _)| k)
+    }
+
     /// Whether mention `m` says what holds the value `v` right after it: "'dar' in their
     /// names", "'Comp' in its department name".
     fn holds_after(&self, v: &Mention, m: &Mention) -> bool {
@@ -577,15 +600,7 @@ impl Builder<'_> {
         for cue in &self.cues.comparisons {
             let total = self.total_marker(cue.start, cue.end);
             let numeric = |m: &Mention| names_a_number_column(self.index, m);
-            let before = self
-                .mentions
-                .iter()
-                .enumerate()
-                .filter(|(k, m)| {
-                    !self.consumed[*k] && numeric(m) && m.end <= cue.start && cue.start - m.end <= 3
-                })
-                .max_by_key(|(_, m)| m.end)
-                .map(|(k, _)| k);
+            let before = self.number_column_before(cue.start, |_| true);
             let after = self
                 .mentions
                 .iter()

@@ -9,7 +9,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::support::{json, nl2sql, repo, temp_dir};
+use crate::support::{assert_succeeded, json, nl2sql, repo, temp_dir};
 
 fn ask(data_dir: &Path, args: &[&str]) -> Output {
     nl2sql()
@@ -53,12 +53,7 @@ fn the_demo_answers_single_and_multi_source_questions() {
     let dir = temp_dir("demo");
     // Single source; the demo is created and indexed on this first call.
     let out = ask(&dir, &["--format", "json", "How many machines are there?"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let v = json(&out);
     assert_eq!(v["success"], true);
     let machines = described_rows(&dir.join("demo/nl2sql.toml"), "operations", "machines");
@@ -153,12 +148,7 @@ fn an_ad_hoc_database_answers_in_every_format() {
     let db = "sqlite://tests/data/fixtures/manufacturing.db";
     let q = "How many machines per factory?";
     let out = ask(&dir, &["--db", db, "--format", "csv", q]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "factory,machine_count\r\nPlant Austin,2\r\nPlant Berlin,1\r\n"
@@ -312,12 +302,7 @@ fn index_then_show_and_replay_a_run() {
         "--format",
         "json",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let entries: Vec<Value> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -340,12 +325,7 @@ fn index_then_show_and_replay_a_run() {
         "--format",
         "json",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let replayed = json(&out);
     for key in ["success", "answer", "columns", "rows"] {
         assert_eq!(v[key], replayed[key], "{key}");
@@ -366,12 +346,7 @@ fn index_then_show_and_replay_a_run() {
 fn demo_creates_the_databases_config_and_policy() {
     let dir = temp_dir("democmd");
     let out = run_from_repo(&["demo", "--dir", dir.to_str().unwrap()]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     for id in ["operations (duckdb)", "supply (sqlite)", "sales (sqlite)"] {
         assert!(text.contains(id), "{id}: {text}");
@@ -399,12 +374,7 @@ fn plans_carry_their_interpretation_and_refusals_name_the_unplaced_words() {
     let question = "How many machines are there in each factory?";
     // JSON: each attempt's plan holds the spans and a confidence.
     let out = ask(&dir, &["--db", db, "--format", "json", question]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let v = json(&out);
     let plan = &v["subqueries"][0]["attempt_log"][0]["plan"];
     let spans: Vec<(String, String)> = plan["interpretation"]["spans"]
@@ -499,12 +469,7 @@ fn the_offline_planners_confidence_threshold_is_a_setting() {
     };
     // 0 answers whatever the confidence; the answer carries it.
     let out = with("0");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let v = json(&out);
     let confidence = v["subqueries"][0]["attempt_log"][0]["plan"]["interpretation"]["confidence"]
         .as_f64()
@@ -540,12 +505,7 @@ fn a_comparison_with_the_average_runs_as_a_subquery() {
     let db = "sqlite://tests/data/fixtures/manufacturing.db";
     let question = "How many production runs have a quantity produced above the average?";
     let out = ask(&dir, &["--db", db, "--format", "json", question]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let v = json(&out);
     // The fixture's four runs average 432.5 units; three produced more.
     assert_eq!(v["rows"], serde_json::json!([[3]]), "{v}");

@@ -10,7 +10,7 @@ use std::process::Output;
 use nl2sql_test_support::{TempDir, files_with_extension};
 use serde_json::Value;
 
-use crate::support::{fixture, json, nl2sql, temp_dir};
+use crate::support::{assert_succeeded, fixture, json, nl2sql, temp_dir};
 
 /// `nl2sql ARGS --data-dir DIR/data` in `dir`.
 fn run_in(dir: &Path, args: &[&str]) -> Output {
@@ -71,12 +71,7 @@ fn configured_artifacts_docs_and_explain_only_mode() {
             "How many factories do we have?",
         ],
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let v = json(&out);
     assert_eq!(v["rows"], serde_json::json!([[3]]));
     // The artifact went where `[artifacts]` says, relative to the configuration file.
@@ -228,12 +223,7 @@ fn artifact_settings_from_the_environment_reach_the_default_store_or_are_refused
         ("RESULT_ARTIFACT_DURABILITY", "synced"),
         ("RESULT_ARTIFACT_PATH_TEMPLATE", "env/<dag_node_id>.parquet"),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let result = json(&out);
     assert_eq!(result["rows"], serde_json::json!([[3]]));
     let written = files_with_extension(&dir.join("data"), "parquet");
@@ -270,12 +260,7 @@ fn logs_carry_the_trace_and_tenant_and_audit_events_reach_their_file() {
         ("TENANT_ID", "plant-7"),
         ("AUDIT_LOG_PATH", "audit/events.log"),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let trace = json(&out)["trace_id"].as_str().unwrap().to_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let span = format!("run{{trace_id={trace} tenant_id=plant-7}}");

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{json, nl2sql, temp_dir};
+use crate::support::{assert_succeeded, json, nl2sql, temp_dir};
 
 /// `nl2sql` with `NL2SQL_DATA_DIR` = `data_dir`.
 fn with_data_dir(data_dir: &Path) -> Command {
@@ -142,12 +142,7 @@ fn ctrl_c_stops_a_run_waiting_on_the_planner_and_leaves_no_artifact() {
     let dir = temp_dir("cancel");
     // Create the demo first so the run below spends its time waiting on the model.
     let out = with_data_dir(&dir).args(["demo"]).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let (port, accepted) = silent_llm_server();
     let llm = dir.join("llm.toml");
     std::fs::write(

@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::process::{Output, Stdio};
 
-use crate::support::{json, nl2sql, repo};
+use crate::support::{assert_succeeded, json, nl2sql, repo};
 
 fn run(args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = nl2sql()
@@ -46,12 +46,7 @@ fn valid_plan_exits_zero_with_the_json_envelope() {
         ],
         None,
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let v = json(&out);
     assert_eq!(v["status"], "ok");
     assert_eq!(v["issues"], serde_json::json!([]));
@@ -140,12 +135,7 @@ fn render_prints_only_the_sql() {
         ],
         None,
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "SELECT f.name AS factory, SUM(r.quantity_produced) AS total_quantity FROM production_runs AS r INNER JOIN machines AS m ON r.machine_id = m.id INNER JOIN factories AS f ON m.factory_id = f.id WHERE r.started_at >= '2024-04-01' GROUP BY f.name ORDER BY total_quantity DESC LIMIT 5\n"

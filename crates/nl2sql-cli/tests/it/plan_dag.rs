@@ -4,7 +4,7 @@
 use std::io::Write as _;
 use std::process::{Output, Stdio};
 
-use crate::support::{json, nl2sql, repo, stdout};
+use crate::support::{assert_succeeded, json, nl2sql, repo, stdout};
 
 fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut child = nl2sql()
@@ -38,12 +38,7 @@ const DANGLING: &str = r#"{
 #[test]
 fn valid_file_prints_the_dag_json_and_exits_zero() {
     let out = run(&["plan-dag", VALID], None);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let v = json(&out);
     let dag_id = v["dag_id"].as_str().expect("dag_id");
     let hash = v["content_hash"].as_str().expect("content_hash");

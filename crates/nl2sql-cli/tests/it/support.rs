@@ -45,3 +45,9 @@ pub(crate) fn stdout(o: &Output) -> String {
 pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Asserts that the command exited with status 0, showing its standard error if not.
+#[track_caller]
+pub(crate) fn assert_succeeded(o: &Output) {
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(o));
+}

@@ -3,7 +3,7 @@
 use std::io::Write as _;
 use std::process::{Output, Stdio};
 
-use crate::support::{json, nl2sql, repo, stderr, stdout, temp_dir};
+use crate::support::{assert_succeeded, json, nl2sql, repo, stderr, stdout, temp_dir};
 
 fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
     let mut child = nl2sql()
@@ -40,12 +40,7 @@ fn ok_exits_zero_with_the_json_envelope() {
         ],
         None,
     );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_succeeded(&out);
     let v = json(&out);
     assert_eq!(v["status"], "ok");
     assert_eq!(v["issues"], serde_json::json!([]));

@@ -266,7 +266,29 @@ pub(crate) fn cover(
                     .computed_read
                     .iter()
                     .any(|(start, end, _, _)| (*start..*end).contains(&i));
-                if let Some(n) = counted
+                if let Some((k, _)) = analysis.roles.iter().find(|(_, w)| w.contains(&i)) {
+                    // "started from the station": the role of the key the plan joins by.
+                    let key = &index.foreign_keys[*k];
+                    let table = index.tables[key.from].name.to_lowercase();
+                    if key.from_columns.iter().all(|c| {
+                        used.join_columns
+                            .contains(&(table.clone(), c.to_lowercase()))
+                    }) {
+                        spans.push((
+                            i,
+                            InterpretedSpan {
+                                text: t.raw.clone(),
+                                element: format!(
+                                    "the key {}.{} (the role it names)",
+                                    index.tables[key.from].name,
+                                    key.from_columns.join(", ")
+                                ),
+                            },
+                        ));
+                    } else {
+                        unplaced.push((i, t.raw.clone()));
+                    }
+                } else if let Some(n) = counted
                     && !quantifies
                     && analysis.cues.used.get(i).copied().unwrap_or(false)
                 {

@@ -190,6 +190,10 @@ pub(crate) struct Analysis {
     /// two tables ("do not have any registered members" over `membership_register_branch`,
     /// not `purchase`): (token, table).
     pub(crate) link_words: Vec<(usize, usize)>,
+    /// Keys chosen by their role among several foreign keys between the same two tables
+    /// ("trips that started from the station": `trip.start_station_id`), with the words
+    /// that said the role ([`crate::link::roles_said`]).
+    pub(crate) roles: Vec<(usize, Vec<usize>)>,
     /// Conditions on rows of tables an answer has many rows of, counted per answer
     /// ("movies not reviewed by Chris Jackson": no rating by him; "schools with players
     /// in the mid position but not in the goalie position"): each group of filters
@@ -358,13 +362,33 @@ pub(crate) fn analyze(
             cues.used[i] = true;
         }
     }
+    // "problems reported by the staff": a word that says which of several keys joins two
+    // tables (its role) is read as that key, not as a column of the same table that
+    // shares the word (`date_problem_reported`).
+    let roles = crate::link::roles_said(&tokens, index);
+    // Its "by" ("dispatched by the clerk") says the role, not a grouping.
+    for i in roles.iter().flat_map(|(_, words)| words) {
+        if tokens[*i].is("by") {
+            cues.groups.retain(|g| *g != i + 1);
+            cues.barriers[*i] = false;
+        }
+    }
+    let dropped: Vec<bool> = mentions
+        .iter()
+        .map(|m| only_role_words(m, &mentions, &roles, index))
+        .collect();
+    let mut dropped = dropped.into_iter();
+    mentions.retain(|_| !dropped.next().unwrap_or(false));
     Builder {
         tokens: &tokens,
         cues: &cues,
         index,
         consumed: vec![false; mentions.len()],
         mentions: &mentions,
-        a: Analysis::default(),
+        a: Analysis {
+            roles,
+            ..Analysis::default()
+        },
         role_unlinked: Vec::new(),
         unsupported: Vec::new(),
         no_values: Vec::new(),
@@ -376,6 +400,36 @@ pub(crate) fn analyze(
         arithmetic: None,
     }
     .run()
+}
+
+/// Whether mention `m` is a column of a key's table (not the key) said only in words that
+/// chose the key by its role (see [`crate::link::roles_said`]), where another of the
+/// `mentions` names the table the key leads to ("problems reported by the staff"; not
+/// "problems reported before 1978", which is `date_problem_reported`).
+fn only_role_words(
+    m: &Mention,
+    mentions: &[Mention],
+    roles: &[(usize, Vec<usize>)],
+    index: &SchemaIndex,
+) -> bool {
+    let Target::Column(c) = m.target else {
+        return false;
+    };
+    roles.iter().any(|(k, words)| {
+        let key = &index.foreign_keys[*k];
+        let other = if key.from == index.columns[c].table {
+            key.to
+        } else {
+            key.from
+        };
+        index.columns[c].table == key.from
+            && mentions.iter().any(|o| o.target.table(index) == other)
+            && !key
+                .from_columns
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(&index.columns[c].name))
+            && (m.start..m.end).all(|i| words.contains(&i))
+    })
 }
 
 /// Whether a table or column name of the schema holds a word that asks for every column

@@ -78,8 +78,14 @@ fn named_key(a: &Analysis, index: &SchemaIndex, fk: usize) -> Result<usize, Buil
         })
     };
     let named: Vec<usize> = parallel.iter().copied().filter(|i| names(*i)).collect();
-    match named.as_slice() {
-        [one] => Ok(*one),
+    // Else the key whose role the question says ("trips that started from the station").
+    let role = a
+        .roles
+        .iter()
+        .find(|(k, _)| parallel.contains(k))
+        .map(|(k, _)| k);
+    match (named.as_slice(), role) {
+        ([one], _) | ([], Some(one)) => Ok(*one),
         _ => Err(BuildError::Ambiguous(format!(
             "{} and {} are joined by {} different keys ({}); name the one you mean",
             index.tables[key.from].name,

@@ -21,12 +21,14 @@ mod listed;
 mod mention;
 mod names;
 mod referenced;
+mod roles;
 mod schema;
 mod values;
 
 pub(crate) use cache::IndexCache;
 pub(crate) use countries::names_country;
 use names::names;
+pub(crate) use roles::roles_said;
 use values::{proper_nouns, values_exact, values_partial};
 
 pub(crate) use mention::{Mention, Target, nearest_after, nearest_before};

@@ -34,6 +34,7 @@ mod phrasing;
 mod question_words;
 mod readings;
 mod referenced;
+mod roles;
 mod rules;
 mod ties;
 mod time_rankings;

@@ -457,4 +457,7 @@ pub(super) const ABBREVIATIONS: &[(&str, &[&str])] = &[
     ("apt", &["apartment"]),
     ("cust", &["customer"]),
     ("mgr", &["manager"]),
+    ("src", &["source"]),
+    ("dst", &["destination"]),
+    ("dest", &["destination"]),
 ];

@@ -1,0 +1,140 @@
+//! "the trips that started from the station", "the documents destroyed by each employee":
+//! where two or more foreign keys join the same two tables (`trip.start_station_id` and
+//! `trip.end_station_id`; `Destroyed_by_Employee_ID` and
+//! `Destruction_Authorised_by_Employee_ID`), the words of one key's name that the others'
+//! names lack are its role, and a question that says the role of exactly one of them
+//! means that key. A key whose name says no role beyond the two tables' names
+//! (`film.language_id` beside `film.original_language_id`) is the one meant when the
+//! question says no other key's role.
+//!
+//! Nothing is chosen when the question says the words of two keys ("the start station and
+//! the end station of each trip" needs both), when no key's role is said and none is
+//! plain, or when the roles are only words of the tables' names: the plan then refuses to
+//! guess, naming the keys.
+
+use super::schema::SchemaIndex;
+use crate::text::Token;
+
+/// Words of key names that say no role.
+const NO_ROLE: &[&str] = &[
+    "id", "key", "code", "by", "of", "to", "the", "fk", "ref", "no",
+];
+
+/// For each group of two or more foreign keys between the same two tables (in either
+/// direction), the key the question's words choose, if they choose one: the key (an
+/// index into `index.foreign_keys`) and the tokens that said its role (none for the key
+/// without a role).
+pub(crate) fn roles_said(tokens: &[Token], index: &SchemaIndex) -> Vec<(usize, Vec<usize>)> {
+    let keys = &index.foreign_keys;
+    let pair = |k: usize| {
+        let f = &keys[k];
+        (f.from.min(f.to), f.from.max(f.to))
+    };
+    let mut out = Vec::new();
+    let mut seen = vec![false; keys.len()];
+    for k in 0..keys.len() {
+        if seen[k] {
+            continue;
+        }
+        let group: Vec<usize> = (k..keys.len()).filter(|j| pair(*j) == pair(k)).collect();
+        for &j in &group {
+            seen[j] = true;
+        }
+        if group.len() >= 2
+            && let Some(choice) = choose(tokens, index, &group)
+        {
+            out.push(choice);
+        }
+    }
+    out
+}
+
+/// The role's words and, after one, the "by" of a key named with it
+/// (`dispatched_by_clerk_id`: "shipments dispatched by the clerk …"), which then says the
+/// role, not a grouping; unless "each", "every" or "per" follows ("destroyed by each
+/// employee" groups by employee).
+fn with_by(tokens: &[Token], index: &SchemaIndex, k: usize, at: &[usize]) -> Vec<usize> {
+    let f = &index.foreign_keys[k];
+    let named_with_by = f.from_columns.iter().any(|n| {
+        crate::text::split_ident(n)
+            .iter()
+            .any(|w| w.eq_ignore_ascii_case("by"))
+    });
+    let mut out = at.to_vec();
+    for &i in at {
+        if named_with_by
+            && tokens.get(i + 1).is_some_and(|t| t.is("by"))
+            && !tokens
+                .get(i + 2)
+                .is_some_and(|t| t.is_any(&["each", "every", "per"]))
+            && !out.contains(&(i + 1))
+        {
+            out.push(i + 1);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The stems of key `k`'s column names, without the words that say no role.
+fn name_words(index: &SchemaIndex, k: usize) -> Vec<String> {
+    let f = &index.foreign_keys[k];
+    f.from_columns
+        .iter()
+        .filter_map(|name| {
+            index.tables[f.from]
+                .columns
+                .iter()
+                .find(|c| index.columns[**c].name.eq_ignore_ascii_case(name))
+        })
+        .flat_map(|c| index.columns[*c].stems.iter().cloned())
+        .filter(|w| !NO_ROLE.contains(&w.as_str()))
+        .collect()
+}
+
+fn choose(tokens: &[Token], index: &SchemaIndex, group: &[usize]) -> Option<(usize, Vec<usize>)> {
+    let words: Vec<Vec<String>> = group.iter().map(|k| name_words(index, *k)).collect();
+    // Each key's own words: those no other key of the group has.
+    let own: Vec<Vec<String>> = (0..group.len())
+        .map(|g| {
+            words[g]
+                .iter()
+                .filter(|w| (0..group.len()).all(|h| h == g || !words[h].contains(w)))
+                .cloned()
+                .collect()
+        })
+        .collect();
+    let f = &index.foreign_keys[group[0]];
+    let table_words =
+        |w: &String| index.tables[f.from].stems.contains(w) || index.tables[f.to].stems.contains(w);
+    // Its role: its own words that are not the tables' names.
+    let roles: Vec<Vec<String>> = own
+        .iter()
+        .map(|ws| ws.iter().filter(|w| !table_words(w)).cloned().collect())
+        .collect();
+    let said = |ws: &[String]| -> Vec<usize> {
+        (0..tokens.len())
+            .filter(|i| ws.contains(&tokens[*i].stem))
+            .collect()
+    };
+    // Whether a key other than `g` has its own words in the question (a table's name
+    // word included: "who authorised the destruction and who destroyed the documents").
+    let other_said = |g: usize| (0..group.len()).any(|h| h != g && !said(&own[h]).is_empty());
+    let saying: Vec<(usize, Vec<usize>)> = (0..group.len())
+        .filter_map(|g| {
+            let at = said(&roles[g]);
+            (!at.is_empty()).then_some((g, at))
+        })
+        .collect();
+    match saying.as_slice() {
+        [(g, at)] if !other_said(*g) => Some((group[*g], with_by(tokens, index, group[*g], at))),
+        [] => {
+            let plain: Vec<usize> = (0..group.len()).filter(|g| roles[*g].is_empty()).collect();
+            match plain.as_slice() {
+                [p] if !other_said(*p) => Some((group[*p], Vec::new())),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}

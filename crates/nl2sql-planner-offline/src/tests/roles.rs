@@ -1,0 +1,186 @@
+//! Which of several foreign keys between the same two tables a question means (see
+//! `link::roles`): the key whose role it says ("origin", "dispatched"), the key without a
+//! role where it says no other's ("the language of the film" beside `original_language_id`),
+//! and a refusal naming the keys where it says two roles or none. Over a small freight
+//! schema and a film catalogue named unlike any fixture.
+
+use nl2sql_state::{SchemaContract, SchemaSnapshot};
+
+use super::rules::{check, check_placed, refused_saying};
+use super::{col, table};
+
+fn freight() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("freight", "sqlite");
+    contract.add_table(table(
+        "Depot",
+        vec![
+            col("id", "INTEGER", true),
+            col("name", "TEXT", false),
+            col("capacity", "INTEGER", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "Clerk",
+        vec![col("id", "INTEGER", true), col("surname", "TEXT", false)],
+        vec![],
+    ));
+    contract.add_table(table(
+        "Shipment",
+        vec![
+            col("id", "INTEGER", true),
+            col("weight", "REAL", false),
+            col("origin_depot_id", "INTEGER", false),
+            col("destination_depot_id", "INTEGER", false),
+            col("date_dispatched", "DATE", false),
+            col("dispatched_by_clerk_id", "INTEGER", false),
+            col("approved_by_clerk_id", "INTEGER", false),
+        ],
+        vec![
+            ("origin_depot_id", "Depot"),
+            ("destination_depot_id", "Depot"),
+            ("dispatched_by_clerk_id", "Clerk"),
+            ("approved_by_clerk_id", "Clerk"),
+        ],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+fn films() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("films", "sqlite");
+    contract.add_table(table(
+        "Language",
+        vec![col("id", "INTEGER", true), col("name", "TEXT", false)],
+        vec![],
+    ));
+    contract.add_table(table(
+        "Film",
+        vec![
+            col("film_id", "INTEGER", true),
+            col("title", "TEXT", false),
+            col("language_id", "INTEGER", false),
+            col("original_language_id", "INTEGER", false),
+        ],
+        vec![
+            ("language_id", "Language"),
+            ("original_language_id", "Language"),
+        ],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn the_role_a_question_says_chooses_its_key() {
+    let f = freight();
+    check_placed(
+        &f,
+        "How many shipments have an origin depot with a capacity above 500?",
+        "SELECT COUNT(*) AS shipment_count FROM Shipment AS s INNER JOIN Depot AS d ON \
+         s.origin_depot_id = d.id WHERE d.capacity > 500 LIMIT 10000",
+    );
+    check_placed(
+        &f,
+        "How many shipments have a destination depot with a capacity above 500?",
+        "SELECT COUNT(*) AS shipment_count FROM Shipment AS s INNER JOIN Depot AS d ON \
+         s.destination_depot_id = d.id WHERE d.capacity > 500 LIMIT 10000",
+    );
+}
+
+#[test]
+fn two_roles_or_none_are_refused_naming_the_keys() {
+    let f = freight();
+    refused_saying(
+        &f,
+        "How many shipments have an origin depot and a destination depot with a capacity \
+         above 500?",
+        "joined by 2 different keys",
+    );
+    refused_saying(
+        &f,
+        "How many shipments go through a depot with a capacity above 500?",
+        "joined by 2 different keys",
+    );
+}
+
+#[test]
+fn a_role_word_is_the_key_where_its_table_is_named_and_a_column_elsewhere() {
+    let f = freight();
+    // "dispatched" is also a word of `date_dispatched`: with the clerk named, it says
+    // which clerk.
+    check_placed(
+        &f,
+        "What is the total weight of the shipments dispatched by the clerk with surname \
+         'Okafor'?",
+        "SELECT SUM(s.weight) AS total_weight FROM Shipment AS s INNER JOIN Clerk AS c ON \
+         s.dispatched_by_clerk_id = c.id WHERE c.surname = 'Okafor' LIMIT 10000",
+    );
+    // Without the clerk, the date.
+    check(
+        &f,
+        "What is the total weight of the shipments dispatched before 2020?",
+        "SELECT SUM(s.weight) AS total_weight FROM Shipment AS s WHERE s.date_dispatched < \
+         '2020-01-01' LIMIT 10000",
+    );
+}
+
+#[test]
+fn the_key_without_a_role_is_meant_where_no_other_role_is_said() {
+    let f = films();
+    check_placed(
+        &f,
+        "What is the name of the language of film 7?",
+        "SELECT l.name AS language FROM Language AS l INNER JOIN Film AS f ON l.id = \
+         f.language_id WHERE f.film_id = 7 LIMIT 10000",
+    );
+    check_placed(
+        &f,
+        "What is the name of the original language of film 7?",
+        "SELECT l.name AS language FROM Language AS l INNER JOIN Film AS f ON l.id = \
+         f.original_language_id WHERE f.film_id = 7 LIMIT 10000",
+    );
+}
+
+/// Files deleted by officers, the deletion approved by another: one key's role is a word
+/// of its table's name ("deleted").
+fn deletions() -> SchemaSnapshot {
+    let mut contract = SchemaContract::new("deletions", "sqlite");
+    contract.add_table(table(
+        "Officer",
+        vec![col("id", "INTEGER", true), col("surname", "TEXT", false)],
+        vec![],
+    ));
+    contract.add_table(table(
+        "Files_Deleted",
+        vec![
+            col("id", "INTEGER", true),
+            col("Deleted_by_Officer_ID", "INTEGER", false),
+            col("Deletion_Approved_by_Officer_ID", "INTEGER", false),
+        ],
+        vec![
+            ("Deleted_by_Officer_ID", "Officer"),
+            ("Deletion_Approved_by_Officer_ID", "Officer"),
+        ],
+    ));
+    SchemaSnapshot {
+        contract,
+        metadata: None,
+    }
+}
+
+#[test]
+fn a_role_said_beside_another_key_s_word_is_refused() {
+    // "approved" says one key; "deleted", a word of the table's name, is the other's: the
+    // officers who approved and those who deleted are two joins.
+    refused_saying(
+        &deletions(),
+        "What are the surnames of the officers who approved the deletion and the officers \
+         who deleted the files?",
+        "joined by 2 different keys",
+    );
+}

@@ -321,6 +321,10 @@ fn aggregate_words(s: &Scan<'_>, i: usize) -> Option<(Agg, usize)> {
         ("how", "many", _) => Some((Agg::Count, 2)),
         ("how", "much", _) => Some((Agg::Sum, 2)),
         ("total", "number", "of") | ("total", "count", "of") => Some((Agg::Count, 3)),
+        // "count the number of different languages": one count, distinct by the word after
+        // it.
+        ("count", "the", "number") if s.w(i + 3) == "of" => Some((Agg::Count, 4)),
+        ("count", "number", "of") => Some((Agg::Count, 3)),
         ("number", "of", _) | ("count", "of", _) if !after_noun(tokens, i) => Some((Agg::Count, 2)),
         ("count", _, _) | ("counts", _, _) if !after_noun(tokens, i) => Some((Agg::Count, 1)),
         ("total", "of", _) | ("sum", "of", _) => Some((Agg::Sum, 2)),

@@ -118,6 +118,12 @@ fn how_many_different_rows_of_a_table_count_its_key() {
         "How many separate books have loans?",
         "SELECT COUNT(DISTINCT b.id) AS book_count FROM books AS b INNER JOIN loans AS l ON b.id = l.book_id LIMIT 10000",
     );
+    // One count: "count" and "the number of" ask for the same one.
+    check(
+        &l,
+        "Count the number of distinct members with loans.",
+        "SELECT COUNT(DISTINCT m.id) AS member_count FROM members AS m INNER JOIN loans AS l ON m.id = l.member_id LIMIT 10000",
+    );
 }
 
 #[test]

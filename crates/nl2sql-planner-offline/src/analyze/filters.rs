@@ -142,6 +142,7 @@ impl Builder<'_> {
                 span: Some((m.start, m.end)),
             });
         }
+        self.paired_alternatives();
         // `run 4`, `machine #2`: a table followed by a whole number names a row by key.
         for (k, m) in self.mentions.iter().enumerate() {
             let Target::Table(t) = m.target else { continue };
@@ -751,6 +752,49 @@ impl Builder<'_> {
             && !col.is_key
             && !bind::names_an_amount(col)
             && !is_singular(last)
+    }
+
+    /// "the staff named Dameon Frami or Jolie Weber": values of two columns said in pairs
+    /// and joined by "or" would become two lists (`first IN (Dameon, Jolie) AND last IN
+    /// (Frami, Weber)`), which also admits Dameon Weber; the alternatives are pairs, which
+    /// this planner cannot say, so the question is refused naming them.
+    fn paired_alternatives(&mut self) {
+        let lists: Vec<(usize, (usize, usize))> = self
+            .a
+            .filters
+            .iter()
+            .filter_map(|f| match (&f.test, f.span) {
+                (Test::In(values), Some(span)) if values.len() >= 2 && !f.negated => {
+                    Some((f.column, span))
+                }
+                _ => None,
+            })
+            .collect();
+        let interleaved = lists.iter().enumerate().find_map(|(i, &(a, (s1, e1)))| {
+            lists[i + 1..]
+                .iter()
+                .find(|&&(b, (s2, e2))| b != a && s1.max(s2) < e1.min(e2))
+                .map(|&(b, (s2, e2))| (a, b, s1.min(s2), e1.max(e2)))
+        });
+        if let Some((a, b, start, end)) = interleaved {
+            let col = |c: usize| {
+                format!(
+                    "{}.{}",
+                    self.index.tables[self.index.columns[c].table].name, self.index.columns[c].name
+                )
+            };
+            self.unsupported.push(format!(
+                "'{}' pairs values of {} and {} as alternatives, which this planner cannot \
+                 express (it would also admit the values crossed); ask for each pair alone",
+                self.tokens[start..end]
+                    .iter()
+                    .map(|t| t.raw.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                col(a),
+                col(b)
+            ));
+        }
     }
 
     /// A negation over rows of another table that carry a condition: "artists who did

@@ -8,7 +8,8 @@ use nl2sql_state::ErrorCode;
 
 use super::coverage::unplaced;
 use super::literals::gallery;
-use super::rules::{check, strict_over};
+use super::rules::{check, describe, refused_saying, strict_over};
+use super::samples;
 
 /// The strict planner's refusal of `question`: its unplaced words.
 fn refused(question: &str) -> Vec<String> {
@@ -71,4 +72,29 @@ fn an_or_inside_a_bound_is_the_bound_spelt_out_or_not() {
             "SELECT v.venue_name AS venue_name, COUNT(*) AS concert_count FROM concert AS c INNER JOIN venue AS v ON c.venue_id = v.id GROUP BY v.id, v.venue_name HAVING COUNT(*) >= 2 ORDER BY v.id, v.venue_name LIMIT 10000",
         );
     }
+}
+
+#[test]
+fn values_of_two_columns_paired_across_or_are_refused() {
+    let mut g = gallery();
+    describe(
+        &mut g,
+        "artist",
+        "first_name",
+        samples(&["Dameon", "Jolie"]),
+    );
+    describe(&mut g, "artist", "last_name", samples(&["Frami", "Weber"]));
+    // Two lists would also admit Dameon Weber.
+    refused_saying(
+        &g,
+        "How old are the artists named Dameon Frami or Jolie Weber?",
+        "'Dameon Frami or Jolie Weber' pairs values of artist.first_name and \
+         artist.last_name as alternatives",
+    );
+    // Alternatives of one column stay one list.
+    check(
+        &g,
+        "How old are the artists with first name Dameon or Jolie?",
+        "SELECT a.first_name AS first_name, a.age AS age FROM artist AS a WHERE a.first_name IN ('Dameon', 'Jolie') LIMIT 10000",
+    );
 }

@@ -282,6 +282,15 @@ impl Builder<'_> {
                 .iter()
                 .find_map(|&(k, named)| self.absent_of(n, k, named).map(|t| (k, named, t)))
             else {
+                // "countries that do not have a stadium opened after 2006": values of a
+                // column of the table, not rows of another.
+                if let Some(&(k, named)) = reached.first()
+                    && self.values_of_before(n, named)
+                {
+                    self.consumed[k] = true;
+                    self.negations_used[p] = true;
+                    self.values_without.push((n, named));
+                }
                 continue;
             };
             self.consumed[k] = true;
@@ -346,6 +355,16 @@ impl Builder<'_> {
             } else {
                 None
             }
+        })
+    }
+
+    /// Whether a column of table `t` that is not a key is named before the negation at
+    /// `n` (the answers would be its values: "the countries" of `stadium.Country`).
+    fn values_of_before(&self, n: usize, t: usize) -> bool {
+        self.mentions.iter().any(|m| {
+            m.start < n
+                && matches!(m.target, Target::Column(c)
+                    if self.index.columns[c].table == t && !self.index.columns[c].is_key)
         })
     }
 
@@ -806,6 +825,7 @@ impl Builder<'_> {
     /// are plain columns; otherwise the question is refused (such answers were wrong on
     /// Spider train every time).
     pub(super) fn negations_of_related_rows(&mut self) -> Result<(), Unlinked> {
+        self.values_without_conditions()?;
         let index = self.index;
         let base = self.a.base;
         let table_of = |c: usize| index.columns[c].table;
@@ -869,6 +889,59 @@ impl Builder<'_> {
                     index.tables[base].name
                 ),
             });
+        }
+        Ok(())
+    }
+
+    /// "the countries that do not have a stadium opened after 2006", "the locations where
+    /// no cinema has a capacity over 800": the answers are the values of a column of the
+    /// negated table (its `Country`) none of whose rows with that value meets the
+    /// conditions after the negation, SQL's `EXCEPT` of the values: the rows are grouped by
+    /// the value and the conditions counted per answer ([`Analysis::per_answer`]).
+    /// Refused where the conditions are missing ("the hometowns no gymnast comes from"),
+    /// where other conditions restrict the rows first (which rows the values are
+    /// subtracted from would be a guess), or where the answers are not the table's
+    /// values.
+    fn values_without_conditions(&mut self) -> Result<(), Unlinked> {
+        let Some(&(n, t)) = self.values_without.first() else {
+            return Ok(());
+        };
+        let index = self.index;
+        let table = &index.tables[t].name;
+        let refuse = |why: &str| {
+            Err(Unlinked {
+                words: Vec::new(),
+                reason: format!(
+                    "the negation asks for values of {table} that no row of theirs has \
+                     {why}, which this planner cannot express"
+                ),
+            })
+        };
+        let outputs_of_t = !self.a.outputs.is_empty()
+            && self.a.outputs.iter().all(|o| {
+                matches!(o, Output::Column(c) if index.columns[*c].table == t && !index.columns[*c].is_key)
+            });
+        if self.values_without.len() > 1 || self.a.base != t || !outputs_of_t {
+            return refuse("beside other answers");
+        }
+        let (behind, before): (Vec<usize>, Vec<usize>) = (0..self.a.filters.len())
+            .partition(|k| self.a.filters[*k].span.is_some_and(|(start, _)| start > n));
+        if behind.is_empty()
+            || !before.is_empty()
+            || behind.iter().any(|k| {
+                let f = &self.a.filters[*k];
+                index.columns[f.column].table != t || f.negated || self.a.or_group(*k).is_some()
+            })
+        {
+            return refuse("with conditions this planner reads");
+        }
+        // "opened after 2006": a column of the conditions is not an answer.
+        let conditions: Vec<usize> = behind.iter().map(|k| self.a.filters[*k].column).collect();
+        self.a
+            .outputs
+            .retain(|o| !matches!(o, Output::Column(c) if conditions.contains(c)));
+        if self.a.outputs.is_empty() || !self.group_values_without(behind) {
+            return refuse("as answers it can group");
         }
         Ok(())
     }

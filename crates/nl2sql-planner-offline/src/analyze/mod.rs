@@ -393,6 +393,7 @@ pub(crate) fn analyze(
         unsupported: Vec::new(),
         no_values: Vec::new(),
         negations_used: vec![false; cues.negations.len()],
+        values_without: Vec::new(),
         noun_counts: Vec::new(),
         sum_havings: Vec::new(),
         filter_tokens: vec![false; tokens.len()],
@@ -514,6 +515,10 @@ struct Builder<'a> {
     no_values: Vec<(usize, String)>,
     /// Which negation cues negate a value.
     negations_used: Vec<bool>,
+    /// "countries that do not have a stadium opened after 2006": negations (token) of a
+    /// table whose column the answers are values of, each value asked for where no row
+    /// of the table with it meets the conditions after the negation.
+    values_without: Vec<(usize, usize)>,
     /// "machine count": where a table followed by `count` starts, and its count measure.
     noun_counts: Vec<(usize, usize)>,
     /// Conditions on a column's sum per group (HAVING SUM): column, operator, bound.

@@ -59,6 +59,17 @@ impl Builder<'_> {
         true
     }
 
+    /// "the countries that do not have a stadium opened after 2006": the base table's
+    /// rows grouped by the answers, none of a group's rows meeting the `conditions`. False
+    /// (nothing changed) when the answers cannot be grouped.
+    pub(super) fn group_values_without(&mut self, conditions: Vec<usize>) -> bool {
+        if !self.answers_are_groups() {
+            return false;
+        }
+        self.count_per_answer(vec![(conditions, false)]);
+        true
+    }
+
     /// Whether the answers can be the groups of the outputs: plain columns of the base
     /// table or of tables each base row has one row of, with no measure, grouping, group
     /// filter, limit or intersection of their own.

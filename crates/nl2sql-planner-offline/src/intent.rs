@@ -557,7 +557,13 @@ fn grouping(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
         ("per", _) | ("each", _) => 1,
         // "the hometowns shared by people older than 23 and younger than 20": who share,
         // not a grouping.
-        ("by", _) if !(i > 0 && s.w(i - 1) == "shared") => 1,
+        // "the format used by the most files": the rows that rank it, not a grouping.
+        ("by", _)
+            if !(i > 0 && s.w(i - 1) == "shared")
+                && superlative_at(s.tokens, i + 1 + usize::from(s.w(i + 1) == "the")).is_none() =>
+        {
+            1
+        }
         _ => return None,
     };
     c.groups.push(i + len);

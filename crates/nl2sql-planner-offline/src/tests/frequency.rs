@@ -61,6 +61,16 @@ fn most_often_after_its_subject_counts_the_subject() {
     }
 }
 
+#[test]
+fn by_the_most_rows_ranks_by_their_count_not_a_grouping() {
+    // "by" before a superlative names the rows that rank, not a grouping.
+    check(
+        &club(),
+        "Which sport is played by the most members?",
+        "SELECT s.Name AS sport, COUNT(*) AS member_count FROM Member AS m INNER JOIN Sport AS s ON m.SportID = s.id GROUP BY s.Name ORDER BY member_count DESC LIMIT 1",
+    );
+}
+
 /// Entries that say whose they are in a column of their own (`Author`).
 fn entries() -> SchemaSnapshot {
     let mut contract = SchemaContract::new("contest", "sqlite");

@@ -76,7 +76,93 @@ pub(crate) fn link(
     let mut mentions = names_after_their_noun(mentions, tokens, used, index);
     keys::key_words(&mut mentions, tokens, used, index);
     referenced::to_referenced_keys(&mut mentions, tokens, index);
+    phone_numbers(&mut mentions, tokens, used, index);
+    dates_of_tables(&mut mentions, tokens, used, index);
     mentions
+}
+
+/// The link score of a table's one date named by "date": that of a whole column name.
+const DATE_SCORE: u32 = 20;
+
+/// "the dates of the assessment notes", "the dates for all orders": "date(s)" (a word
+/// that alone names no column, since most schemas hold several dates) right before
+/// "of"/"for" and a table with exactly one date or timestamp column names that column.
+fn dates_of_tables(
+    mentions: &mut Vec<Mention>,
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+) {
+    const BETWEEN: &[&str] = &["the", "all", "each", "every", "its", "their", "these"];
+    for i in 0..tokens.len() {
+        if !tokens[i].is_any(&["date", "dates"])
+            || used.get(i).copied().unwrap_or(false)
+            || mentions.iter().any(|m| m.start <= i && i < m.end)
+            || !tokens.get(i + 1).is_some_and(|t| t.is_any(&["of", "for"]))
+        {
+            continue;
+        }
+        let mut at = i + 2;
+        while tokens.get(at).is_some_and(|t| t.is_any(BETWEEN)) {
+            at += 1;
+        }
+        let Some(Target::Table(t)) = mentions
+            .iter()
+            .find(|m| m.start == at)
+            .map(|m| m.target.clone())
+        else {
+            continue;
+        };
+        let mut dates = index.tables[t]
+            .columns
+            .iter()
+            .copied()
+            .filter(|c| index.columns[*c].is_temporal());
+        let (Some(c), None) = (dates.next(), dates.next()) else {
+            continue;
+        };
+        let k = mentions.partition_point(|m| m.start < i);
+        mentions.insert(
+            k,
+            Mention {
+                start: i,
+                end: i + 1,
+                target: Target::Column(c),
+                score: DATE_SCORE,
+                alternatives: Vec::new(),
+                guess: None,
+            },
+        );
+    }
+}
+
+/// Words that name a number to call; "number" after one is part of its name.
+const PHONE_WORDS: &[&str] = &["phone", "telephone", "fax", "mobile", "cell"];
+
+/// "the phone numbers of all employees" over `Employee.Phone`: "number(s)" right after a
+/// mention of a phone column whose name lacks it is the rest of that column's name, not a
+/// word left over.
+fn phone_numbers(mentions: &mut [Mention], tokens: &[Token], used: &[bool], index: &SchemaIndex) {
+    for k in 0..mentions.len() {
+        let end = mentions[k].end;
+        let Target::Column(c) = mentions[k].target else {
+            continue;
+        };
+        let stems = &index.columns[c].stems;
+        let after = tokens
+            .get(end)
+            .is_some_and(|t| t.is_any(&["number", "numbers"]));
+        if after
+            && !used.get(end).copied().unwrap_or(false)
+            && stems
+                .iter()
+                .any(|w| PHONE_WORDS.iter().any(|p| stem(p) == *w))
+            && !stems.iter().any(|w| *w == stem("number"))
+            && !mentions.iter().any(|m| m.start <= end && end < m.end)
+        {
+            mentions[k].end = end + 1;
+        }
+    }
 }
 
 /// "the names of all movies" where movies have a title, not a name: the name the

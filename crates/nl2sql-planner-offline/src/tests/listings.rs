@@ -292,3 +292,58 @@ fn an_adjective_without_the_column_s_negating_prefix_is_the_column_false() {
         "SELECT COUNT(*) AS room_count FROM Room AS r WHERE r.Unavailable = false LIMIT 10000",
     );
 }
+
+#[test]
+fn number_after_a_phone_column_is_the_rest_of_its_name() {
+    let s = snapshot_of(
+        "desk",
+        vec![table(
+            "Clerk",
+            vec![
+                col("id", "INTEGER", true),
+                col("surname", "TEXT", false),
+                col("Phone", "TEXT", false),
+            ],
+            vec![],
+        )],
+    );
+    check_placed(
+        &s,
+        "List the surnames and phone numbers of all clerks.",
+        "SELECT c.surname AS surname, c.Phone AS phone FROM Clerk AS c LIMIT 10000",
+    );
+}
+
+#[test]
+fn the_dates_of_a_table_with_one_date_are_that_date() {
+    let s = snapshot_of(
+        "diary",
+        vec![
+            table(
+                "Note",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("body", "TEXT", false),
+                    col("written_on", "DATE", false),
+                ],
+                vec![],
+            ),
+            table(
+                "Trip",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("departs", "DATE", false),
+                    col("arrives", "DATE", false),
+                ],
+                vec![],
+            ),
+        ],
+    );
+    check_placed(
+        &s,
+        "What are the dates of the notes?",
+        "SELECT DISTINCT n.written_on AS written_on FROM Note AS n ORDER BY n.written_on LIMIT 10000",
+    );
+    // Two dates: which one would be a guess.
+    refused_saying(&s, "What are the dates of the trips?", "asks for a date");
+}

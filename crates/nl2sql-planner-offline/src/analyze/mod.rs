@@ -373,12 +373,12 @@ pub(crate) fn analyze(
             cues.barriers[*i] = false;
         }
     }
-    let dropped: Vec<bool> = mentions
+    let keep: Vec<bool> = mentions
         .iter()
-        .map(|m| only_role_words(m, &mentions, &roles, index))
+        .map(|m| !only_role_words(m, &mentions, &roles, index))
         .collect();
-    let mut dropped = dropped.into_iter();
-    mentions.retain(|_| !dropped.next().unwrap_or(false));
+    let mut keep = keep.into_iter();
+    mentions.retain(|_| keep.next().unwrap_or(true));
     Builder {
         tokens: &tokens,
         cues: &cues,
@@ -418,13 +418,8 @@ fn only_role_words(
     };
     roles.iter().any(|(k, words)| {
         let key = &index.foreign_keys[*k];
-        let other = if key.from == index.columns[c].table {
-            key.to
-        } else {
-            key.from
-        };
         index.columns[c].table == key.from
-            && mentions.iter().any(|o| o.target.table(index) == other)
+            && mentions.iter().any(|o| o.target.table(index) == key.to)
             && !key
                 .from_columns
                 .iter()

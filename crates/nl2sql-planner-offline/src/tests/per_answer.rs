@@ -6,10 +6,10 @@
 //! absent-rows tests, with sample titles.
 
 use super::absent::library;
-use nl2sql_state::{SchemaContract, SchemaSnapshot};
+use nl2sql_state::SchemaSnapshot;
 
 use super::rules::{check, check_placed, describe, refused_saying};
-use super::{col, samples, table};
+use super::{col, samples, snapshot_of, table};
 
 fn library_with_titles() -> SchemaSnapshot {
     let mut library = library();
@@ -56,22 +56,20 @@ fn no_related_rows_meeting_a_condition_is_a_count_of_none() {
 
 /// Venues of towns, each town's venues many.
 fn venues() -> SchemaSnapshot {
-    let mut contract = SchemaContract::new("venues", "sqlite");
-    contract.add_table(table(
-        "Venue",
-        vec![
-            col("id", "INTEGER", true),
-            col("name", "TEXT", false),
-            col("Town", "TEXT", false),
-            col("Capacity", "INTEGER", false),
-            col("Opening_year", "INTEGER", false),
-        ],
-        vec![],
-    ));
-    SchemaSnapshot {
-        contract,
-        metadata: None,
-    }
+    snapshot_of(
+        "venues",
+        vec![table(
+            "Venue",
+            vec![
+                col("id", "INTEGER", true),
+                col("name", "TEXT", false),
+                col("Town", "TEXT", false),
+                col("Capacity", "INTEGER", false),
+                col("Opening_year", "INTEGER", false),
+            ],
+            vec![],
+        )],
+    )
 }
 
 #[test]

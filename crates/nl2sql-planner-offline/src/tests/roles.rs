@@ -4,75 +4,75 @@
 //! and a refusal naming the keys where it says two roles or none. Over a small freight
 //! schema and a film catalogue named unlike any fixture.
 
-use nl2sql_state::{SchemaContract, SchemaSnapshot};
+use nl2sql_state::SchemaSnapshot;
 
 use super::rules::{check, check_placed, refused_saying};
-use super::{col, table};
+use super::{col, snapshot_of, table};
 
 fn freight() -> SchemaSnapshot {
-    let mut contract = SchemaContract::new("freight", "sqlite");
-    contract.add_table(table(
-        "Depot",
+    snapshot_of(
+        "freight",
         vec![
-            col("id", "INTEGER", true),
-            col("name", "TEXT", false),
-            col("capacity", "INTEGER", false),
+            table(
+                "Depot",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("name", "TEXT", false),
+                    col("capacity", "INTEGER", false),
+                ],
+                vec![],
+            ),
+            table(
+                "Clerk",
+                vec![col("id", "INTEGER", true), col("surname", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "Shipment",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("weight", "REAL", false),
+                    col("origin_depot_id", "INTEGER", false),
+                    col("destination_depot_id", "INTEGER", false),
+                    col("date_dispatched", "DATE", false),
+                    col("dispatched_by_clerk_id", "INTEGER", false),
+                    col("approved_by_clerk_id", "INTEGER", false),
+                ],
+                vec![
+                    ("origin_depot_id", "Depot"),
+                    ("destination_depot_id", "Depot"),
+                    ("dispatched_by_clerk_id", "Clerk"),
+                    ("approved_by_clerk_id", "Clerk"),
+                ],
+            ),
         ],
-        vec![],
-    ));
-    contract.add_table(table(
-        "Clerk",
-        vec![col("id", "INTEGER", true), col("surname", "TEXT", false)],
-        vec![],
-    ));
-    contract.add_table(table(
-        "Shipment",
-        vec![
-            col("id", "INTEGER", true),
-            col("weight", "REAL", false),
-            col("origin_depot_id", "INTEGER", false),
-            col("destination_depot_id", "INTEGER", false),
-            col("date_dispatched", "DATE", false),
-            col("dispatched_by_clerk_id", "INTEGER", false),
-            col("approved_by_clerk_id", "INTEGER", false),
-        ],
-        vec![
-            ("origin_depot_id", "Depot"),
-            ("destination_depot_id", "Depot"),
-            ("dispatched_by_clerk_id", "Clerk"),
-            ("approved_by_clerk_id", "Clerk"),
-        ],
-    ));
-    SchemaSnapshot {
-        contract,
-        metadata: None,
-    }
+    )
 }
 
 fn films() -> SchemaSnapshot {
-    let mut contract = SchemaContract::new("films", "sqlite");
-    contract.add_table(table(
-        "Language",
-        vec![col("id", "INTEGER", true), col("name", "TEXT", false)],
-        vec![],
-    ));
-    contract.add_table(table(
-        "Film",
+    snapshot_of(
+        "films",
         vec![
-            col("film_id", "INTEGER", true),
-            col("title", "TEXT", false),
-            col("language_id", "INTEGER", false),
-            col("original_language_id", "INTEGER", false),
+            table(
+                "Language",
+                vec![col("id", "INTEGER", true), col("name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "Film",
+                vec![
+                    col("film_id", "INTEGER", true),
+                    col("title", "TEXT", false),
+                    col("language_id", "INTEGER", false),
+                    col("original_language_id", "INTEGER", false),
+                ],
+                vec![
+                    ("language_id", "Language"),
+                    ("original_language_id", "Language"),
+                ],
+            ),
         ],
-        vec![
-            ("language_id", "Language"),
-            ("original_language_id", "Language"),
-        ],
-    ));
-    SchemaSnapshot {
-        contract,
-        metadata: None,
-    }
+    )
 }
 
 #[test]
@@ -149,28 +149,28 @@ fn the_key_without_a_role_is_meant_where_no_other_role_is_said() {
 /// Files deleted by officers, the deletion approved by another: one key's role is a word
 /// of its table's name ("deleted").
 fn deletions() -> SchemaSnapshot {
-    let mut contract = SchemaContract::new("deletions", "sqlite");
-    contract.add_table(table(
-        "Officer",
-        vec![col("id", "INTEGER", true), col("surname", "TEXT", false)],
-        vec![],
-    ));
-    contract.add_table(table(
-        "Files_Deleted",
+    snapshot_of(
+        "deletions",
         vec![
-            col("id", "INTEGER", true),
-            col("Deleted_by_Officer_ID", "INTEGER", false),
-            col("Deletion_Approved_by_Officer_ID", "INTEGER", false),
+            table(
+                "Officer",
+                vec![col("id", "INTEGER", true), col("surname", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "Files_Deleted",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("Deleted_by_Officer_ID", "INTEGER", false),
+                    col("Deletion_Approved_by_Officer_ID", "INTEGER", false),
+                ],
+                vec![
+                    ("Deleted_by_Officer_ID", "Officer"),
+                    ("Deletion_Approved_by_Officer_ID", "Officer"),
+                ],
+            ),
         ],
-        vec![
-            ("Deleted_by_Officer_ID", "Officer"),
-            ("Deletion_Approved_by_Officer_ID", "Officer"),
-        ],
-    ));
-    SchemaSnapshot {
-        contract,
-        metadata: None,
-    }
+    )
 }
 
 #[test]

@@ -52,16 +52,12 @@ struct Layout {
 /// The foreign key that joins the two tables of key `fk`: `fk` itself when it is the only
 /// one between them; else the one whose referencing column the question names ("students
 /// who have treasurer votes" joins by `Treasurer_Vote`, not the first of the vote columns
-/// that refer to students). Two or more keys and none named is refused, naming them: any
-/// choice would be a guess.
+/// that refer to students); else the one whose role the question says (`link/roles.rs`:
+/// "trips that started from the station"). Two or more keys, none named and no role said,
+/// is refused, naming them: any choice would be a guess.
 fn named_key(a: &Analysis, index: &SchemaIndex, fk: usize) -> Result<usize, BuildError> {
     let key = &index.foreign_keys[fk];
-    let between = |f: &crate::link::ForeignKey| {
-        (f.from == key.from && f.to == key.to) || (f.from == key.to && f.to == key.from)
-    };
-    let parallel: Vec<usize> = (0..index.foreign_keys.len())
-        .filter(|i| between(&index.foreign_keys[*i]))
-        .collect();
+    let parallel = index.parallel_keys(fk);
     if parallel.len() < 2 {
         return Ok(fk);
     }

@@ -25,18 +25,14 @@ const NO_ROLE: &[&str] = &[
 /// index into `index.foreign_keys`) and the tokens that said its role (none for the key
 /// without a role).
 pub(crate) fn roles_said(tokens: &[Token], index: &SchemaIndex) -> Vec<(usize, Vec<usize>)> {
-    let keys = &index.foreign_keys;
-    let pair = |k: usize| {
-        let f = &keys[k];
-        (f.from.min(f.to), f.from.max(f.to))
-    };
     let mut out = Vec::new();
-    let mut seen = vec![false; keys.len()];
-    for k in 0..keys.len() {
+    let mut seen = vec![false; index.foreign_keys.len()];
+    for k in 0..index.foreign_keys.len() {
         if seen[k] {
             continue;
         }
-        let group: Vec<usize> = (k..keys.len()).filter(|j| pair(*j) == pair(k)).collect();
+        // The first of its group (an earlier one would have marked it seen).
+        let group = index.parallel_keys(k);
         for &j in &group {
             seen[j] = true;
         }

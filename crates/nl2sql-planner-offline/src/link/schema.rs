@@ -373,6 +373,20 @@ impl SchemaIndex {
         })
     }
 
+    /// The foreign keys (indexes into `foreign_keys`, in order) that join the same two
+    /// tables as key `k`, in either direction, `k` among them: more than one where the
+    /// question must say which ("start" or "end" station).
+    pub(crate) fn parallel_keys(&self, k: usize) -> Vec<usize> {
+        let key = &self.foreign_keys[k];
+        let pair = (key.from.min(key.to), key.from.max(key.to));
+        (0..self.foreign_keys.len())
+            .filter(|i| {
+                let f = &self.foreign_keys[*i];
+                (f.from.min(f.to), f.from.max(f.to)) == pair
+            })
+            .collect()
+    }
+
     /// True when a foreign key of `from` refers to `to`.
     pub(crate) fn refers_directly(&self, from: usize, to: usize) -> bool {
         self.foreign_keys

@@ -84,7 +84,8 @@ fn name_words(index: &SchemaIndex, k: usize) -> Vec<String> {
                 .find(|c| index.columns[**c].name.eq_ignore_ascii_case(name))
         })
         .flat_map(|c| index.columns[*c].stems.iter().cloned())
-        .filter(|w| !NO_ROLE.contains(&w.as_str()))
+        // A number is no role: "Club_ID_1" and "Club_ID_2" must not be chosen by "2 wins".
+        .filter(|w| !NO_ROLE.contains(&w.as_str()) && w.chars().any(char::is_alphabetic))
         .collect()
 }
 
@@ -127,10 +128,33 @@ fn choose(tokens: &[Token], index: &SchemaIndex, group: &[usize]) -> Option<(usi
         [] => {
             let plain: Vec<usize> = (0..group.len()).filter(|g| roles[*g].is_empty()).collect();
             match plain.as_slice() {
-                [p] if !other_said(*p) => Some((group[*p], Vec::new())),
+                [p] if !other_said(*p) && has_rows_of_its_own(index, group[*p], group) => {
+                    Some((group[*p], Vec::new()))
+                }
                 _ => None,
             }
         }
         _ => None,
     }
+}
+
+/// Whether key `k`'s table has rows of its own, a one-column primary key that none of the
+/// `group`'s keys is (`film.film_id` beside `language_id` and `original_language_id`),
+/// rather than being a table of pairs (`Friend(student_id, friend_id)`): in a pair the
+/// key without a role is just the other side, which the question must say.
+fn has_rows_of_its_own(index: &SchemaIndex, k: usize, group: &[usize]) -> bool {
+    let table = index.foreign_keys[k].from;
+    let mut pk = index.tables[table]
+        .columns
+        .iter()
+        .copied()
+        .filter(|c| index.columns[*c].is_pk);
+    let (Some(pk), None) = (pk.next(), pk.next()) else {
+        return false;
+    };
+    let name = &index.columns[pk].name;
+    !group.iter().any(|g| {
+        let f = &index.foreign_keys[*g];
+        f.from == table && f.from_columns.iter().any(|n| n.eq_ignore_ascii_case(name))
+    })
 }

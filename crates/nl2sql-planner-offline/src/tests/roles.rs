@@ -184,3 +184,53 @@ fn a_role_said_beside_another_key_s_word_is_refused() {
         "joined by 2 different keys",
     );
 }
+
+/// Learners and their friends: a table of pairs of the same rows.
+fn friends() -> SchemaSnapshot {
+    snapshot_of(
+        "friends",
+        vec![
+            table(
+                "Learner",
+                vec![col("id", "INTEGER", true), col("name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "Friend",
+                vec![
+                    col("classmate_id", "INTEGER", false),
+                    col("friend_id", "INTEGER", false),
+                ],
+                vec![("classmate_id", "Learner"), ("friend_id", "Learner")],
+            ),
+            table(
+                "Fixture",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("Learner_ID_1", "INTEGER", false),
+                    col("Learner_ID_2", "INTEGER", false),
+                    col("points", "INTEGER", false),
+                ],
+                vec![("Learner_ID_1", "Learner"), ("Learner_ID_2", "Learner")],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn a_pair_of_the_same_rows_has_no_plain_side_and_numbers_are_no_roles() {
+    let f = friends();
+    // `friend_id` names no role beyond its table's name, but in a table of pairs it is
+    // just the other side: which side Kyle is on must be said.
+    refused_saying(
+        &f,
+        "How many friends does the learner named 'Kyle' have?",
+        "joined by 2 different keys",
+    );
+    // "2" is a number of points, not the role of `Learner_ID_2`.
+    refused_saying(
+        &f,
+        "Which learners played fixtures with 2 points?",
+        "joined by 2 different keys",
+    );
+}

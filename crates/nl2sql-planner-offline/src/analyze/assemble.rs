@@ -157,11 +157,7 @@ impl Builder<'_> {
                 .foreign_keys
                 .iter()
                 .any(|f| {
-                    f.from == col.table
-                        && f.to == col.table
-                        && f.from_columns
-                            .iter()
-                            .any(|n| n.eq_ignore_ascii_case(&col.name))
+                    f.from == col.table && f.to == col.table && f.is_referencing_column(&col.name)
                 })
                 .then_some(*c)
         });

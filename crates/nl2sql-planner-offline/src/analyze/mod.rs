@@ -420,10 +420,7 @@ fn only_role_words(
         let key = &index.foreign_keys[*k];
         index.columns[c].table == key.from
             && mentions.iter().any(|o| o.target.table(index) == key.to)
-            && !key
-                .from_columns
-                .iter()
-                .any(|n| n.eq_ignore_ascii_case(&index.columns[c].name))
+            && !key.is_referencing_column(&index.columns[c].name)
             && (m.start..m.end).all(|i| words.contains(&i))
     })
 }

@@ -66,10 +66,7 @@ fn named_key(a: &Analysis, index: &SchemaIndex, fk: usize) -> Result<usize, Buil
         a.mentions.iter().any(|m| {
             m.column().is_some_and(|c| {
                 let col = &index.columns[c];
-                col.table == f.from
-                    && f.from_columns
-                        .iter()
-                        .any(|n| n.eq_ignore_ascii_case(&col.name))
+                col.table == f.from && f.is_referencing_column(&col.name)
             })
         })
     };

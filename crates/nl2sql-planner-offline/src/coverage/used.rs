@@ -107,12 +107,8 @@ impl Used {
     /// president votes" joins by `President_Vote`, not by another vote column).
     pub(super) fn joins_by_named_key(&self, index: &SchemaIndex, c: usize) -> bool {
         let col = &index.columns[c];
-        let leads = |f: &crate::link::ForeignKey| {
-            f.from == col.table
-                && f.from_columns
-                    .iter()
-                    .any(|n| n.eq_ignore_ascii_case(&col.name))
-        };
+        let leads =
+            |f: &crate::link::ForeignKey| f.from == col.table && f.is_referencing_column(&col.name);
         let Some(key) = index.foreign_keys.iter().find(|f| leads(f)) else {
             return false;
         };

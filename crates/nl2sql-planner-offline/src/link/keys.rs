@@ -6,7 +6,7 @@
 //! name and id"). Only a table with a one-column primary key has such a key; elsewhere
 //! the word stays unlinked.
 
-use super::mention::{Mention, Target};
+use super::mention::{Mention, Target, WHOLE_NAME_SCORE};
 use super::schema::{SchemaIndex, TypeClass};
 use crate::text::Token;
 
@@ -17,9 +17,6 @@ const KEY_WORDS: &[&str] = &["id", "ids"];
 const DETERMINERS: &[&str] = &[
     "the", "all", "each", "every", "a", "an", "its", "their", "those", "these",
 ];
-
-/// The link score of a key named by "id": that of a whole column name.
-const KEY_SCORE: u32 = 20;
 
 /// Links each unlinked key word to the key of its table (see the module).
 pub(super) fn key_words(
@@ -61,7 +58,7 @@ pub(super) fn key_words(
                 start: i,
                 end: i + 1,
                 target: Target::Column(key),
-                score: KEY_SCORE,
+                score: WHOLE_NAME_SCORE,
                 alternatives: Vec::new(),
                 guess: None,
             },

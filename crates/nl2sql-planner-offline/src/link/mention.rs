@@ -80,6 +80,10 @@ impl Mention {
 /// The score of a table found by one word of its name: the best a partial match gets.
 const PARTIAL_SCORE: u32 = 8;
 
+/// The score of a table or column named by its whole name (one word; each further word
+/// adds 2).
+pub(super) const WHOLE_NAME_SCORE: u32 = 20;
+
 /// Candidates of one span before context is known.
 pub(super) type Candidates = Vec<(Target, u32)>;
 

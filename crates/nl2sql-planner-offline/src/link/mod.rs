@@ -81,9 +81,6 @@ pub(crate) fn link(
     mentions
 }
 
-/// The link score of a table's one date named by "date": that of a whole column name.
-const DATE_SCORE: u32 = 20;
-
 /// "the dates of the assessment notes", "the dates for all orders": "date(s)" (a word
 /// that alone names no column, since most schemas hold several dates) right before
 /// "of"/"for" and a table with exactly one date or timestamp column names that column.
@@ -128,7 +125,7 @@ fn dates_of_tables(
                 start: i,
                 end: i + 1,
                 target: Target::Column(c),
-                score: DATE_SCORE,
+                score: mention::WHOLE_NAME_SCORE,
                 alternatives: Vec::new(),
                 guess: None,
             },

@@ -155,6 +155,6 @@ fn has_rows_of_its_own(index: &SchemaIndex, k: usize, group: &[usize]) -> bool {
     let name = &index.columns[pk].name;
     !group.iter().any(|g| {
         let f = &index.foreign_keys[*g];
-        f.from == table && f.from_columns.iter().any(|n| n.eq_ignore_ascii_case(name))
+        f.from == table && f.is_referencing_column(name)
     })
 }

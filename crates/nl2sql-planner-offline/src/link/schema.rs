@@ -119,6 +119,16 @@ pub(crate) struct ForeignKey {
     pub(crate) to_columns: Vec<String>,
 }
 
+impl ForeignKey {
+    /// Whether the column `name` (of its referencing table) is one of its referencing
+    /// columns.
+    pub(crate) fn is_referencing_column(&self, name: &str) -> bool {
+        self.from_columns
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case(name))
+    }
+}
+
 /// Everything the planner needs to know about one snapshot, precomputed.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SchemaIndex {
@@ -364,13 +374,9 @@ impl SchemaIndex {
     /// True when column `c` is (one of) the referencing columns of a foreign key to `to`.
     pub(crate) fn column_refers_to(&self, c: usize, to: usize) -> bool {
         let col = &self.columns[c];
-        self.foreign_keys.iter().any(|f| {
-            f.from == col.table
-                && f.to == to
-                && f.from_columns
-                    .iter()
-                    .any(|n| n.eq_ignore_ascii_case(&col.name))
-        })
+        self.foreign_keys
+            .iter()
+            .any(|f| f.from == col.table && f.to == to && f.is_referencing_column(&col.name))
     }
 
     /// The foreign keys (indexes into `foreign_keys`, in order) that join the same two

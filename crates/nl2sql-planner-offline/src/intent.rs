@@ -703,7 +703,7 @@ fn superlative_at(tokens: &[Token], i: usize) -> Option<SuperCue> {
 /// True when a verb or preposition of having, and "the", stand right before `i` ("with
 /// the maximum", "has the minimum"); without "the" only before a whole word ("the
 /// employee with maximum salary", not "storms with max speed", which names a column).
-fn holder_before(tokens: &[Token], i: usize) -> bool {
+pub(crate) fn holder_before(tokens: &[Token], i: usize) -> bool {
     const HOLDERS: &[&str] = &["with", "has", "have", "had", "having"];
     let article = usize::from(i >= 1 && tokens[i - 1].is("the"));
     let whole = article == 1 || tokens[i].is_any(&["maximum", "minimum"]);

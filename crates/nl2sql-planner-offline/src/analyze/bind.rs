@@ -15,11 +15,24 @@ impl Builder<'_> {
         // to the weight.
         let mut bound: Vec<Option<usize>> = vec![None; self.cues.aggs.len()];
         for (n, cue) in self.cues.aggs.iter().enumerate() {
-            // "on average, how many workers …": the count names the unit being averaged.
+            // "on average, how many workers …": the count names the unit being averaged;
+            // "the maximum number of pilots" over a number column: the unit maximised.
             if cue.agg == Agg::Count
                 && n > 0
-                && self.cues.aggs[n - 1].agg == Agg::Avg
                 && self.only_filler(self.cues.aggs[n - 1].end, cue.start)
+                && match self.cues.aggs[n - 1].agg {
+                    Agg::Avg => true,
+                    Agg::Max | Agg::Min => {
+                        cue.counts_the_unit_of(&self.cues.aggs[n - 1], self.tokens)
+                            && bound[n - 1].is_some_and(|k| {
+                                self.mentions[k].start >= cue.end
+                                    && self.mentions[k]
+                                        .column()
+                                        .is_some_and(|c| self.index.columns[c].is_measure())
+                            })
+                    }
+                    Agg::Count | Agg::Sum => false,
+                }
             {
                 continue;
             }

@@ -91,10 +91,14 @@ pub(super) fn missing_cues(
     // A cue spelled inside a name the question links ("Total_Horses") is that name.
     let inside_mention =
         |start: usize, end: usize| (start..end).all(|i| covered.get(i).copied().unwrap_or(false));
-    for cue in &cues.aggs {
+    for (n, cue) in cues.aggs.iter().enumerate() {
         if inside_mention(cue.start, cue.end) {
             continue;
         }
+        // "the maximum number of pilots": the unit of the extreme before it.
+        let unit_of_extreme = n > 0
+            && cue.counts_the_unit_of(&cues.aggs[n - 1], tokens)
+            && (functions.contains("MAX") || functions.contains("MIN"));
         let (name, ok) = match cue.agg {
             // "how many units", "the total number of minutes": a count of rows, or an
             // amount added up.
@@ -103,6 +107,7 @@ pub(super) fn missing_cues(
                 functions.contains("COUNT")
                     || functions.contains("SUM")
                     || functions.contains("AVG")
+                    || unit_of_extreme
                     || selects_amount_after(cue.end, analysis, index, plan),
             ),
             // "how many machines in total": a total count is a count.

@@ -49,6 +49,20 @@ pub(crate) struct AggCue {
     pub(crate) distinct: bool,
 }
 
+impl AggCue {
+    /// "the maximum number of pilots", "the maximum and minimum number of cows": a bare
+    /// "number of" right after an extreme (`prev`) names the unit of that extreme, not a
+    /// count of its own ("the maximum and total number of followers" asks for two
+    /// figures).
+    pub(crate) fn counts_the_unit_of(&self, prev: &AggCue, tokens: &[Token]) -> bool {
+        self.agg == Agg::Count
+            && matches!(prev.agg, Agg::Max | Agg::Min)
+            && prev.end == self.start
+            && self.end == self.start + 2
+            && tokens[self.start].is("number")
+    }
+}
+
 /// Words that make a count one of distinct values.
 pub(crate) const DISTINCT_WORDS: &[&str] = &["distinct", "unique", "different", "separate"];
 

@@ -280,12 +280,18 @@ fn storms() -> SchemaSnapshot {
 #[test]
 fn a_superlative_is_its_own_ranking_not_another_words_extreme_or_a_groups_name() {
     let s = storms();
-    // "max" asks for the maximum speed; "the most deaths" needs a ranking of storms of
-    // its own, which that MAX is not.
+    // "maximum" asks for the maximum of the speeds; "the most deaths" needs a ranking
+    // of storms of its own, which that MAX is not.
     refused_placing(
         &s,
-        "Give the max speed of the storm with the most deaths.",
+        "Give the maximum of the speed of the storm with the most deaths.",
         "most', 'deaths",
+    );
+    // "max speed" spells the column `Max_speed`: the speed of the storm ranked first.
+    check_placed(
+        &s,
+        "Give the max speed of the storm with the most deaths.",
+        "SELECT s.Name AS storm, s.Max_speed AS max_speed, s.Number_Deaths AS number_deaths FROM storm AS s ORDER BY s.Number_Deaths DESC LIMIT 1",
     );
     // Groups ranked by their own key (the first advisor by number) are no ranking by
     // how many students each has: the advisors are ranked by their students' count.

@@ -28,6 +28,7 @@ mod literals;
 mod names_of;
 mod negations;
 mod nouns;
+mod number_columns;
 mod owners;
 mod per_answer;
 mod phrasing;

@@ -845,8 +845,12 @@ impl Builder<'_> {
             // "Show all product sizes": the values a column takes, each once. A listing
             // with conditions or an order lists rows ("the builders of railways in
             // alphabetical order"), and a column of names or free text names rows too.
+            // A table joined only for its rows to exist ("customers with orders") would
+            // repeat the rows listed, each once per related row; one whose columns are
+            // listed too ("the titles of films and the types of market estimations") is
+            // what is listed, a row each.
             self.a.distinct = self.cues.distinct
-                || !self.a.joined.is_empty()
+                || self.a.joined.iter().any(|t| !self.lists_a_column_of(*t))
                 || (entity.is_some_and(|k| {
                     matches!(self.mentions[k].target, Target::Column(c) if self.lists_values(c))
                 })
@@ -1188,6 +1192,24 @@ impl Builder<'_> {
         }
         *cols = self.index.tables[t].columns.clone();
         Some(EveryColumn::Of(t))
+    }
+
+    /// Whether the outputs read a column of table `t` that is no key (a key's value is
+    /// the row it refers to, or is referred to by).
+    fn lists_a_column_of(&self, t: usize) -> bool {
+        self.a.outputs.iter().any(|o| {
+            let Output::Column(c) = o else {
+                return false;
+            };
+            let col = &self.index.columns[*c];
+            col.table == t
+                && !col.is_key
+                && !self
+                    .index
+                    .foreign_keys
+                    .iter()
+                    .any(|fk| fk.from == t && fk.is_referencing_column(&col.name))
+        })
     }
 
     /// "the different positions of players from UCLA": in a listing of distinct values,

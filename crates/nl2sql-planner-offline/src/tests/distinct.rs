@@ -237,3 +237,20 @@ fn a_count_of_kinds_a_column_names_counts_its_values() {
     let sql = sql_over(&l, "How many genres have more than 2 books?");
     assert!(!sql.contains("COUNT(DISTINCT b.genre)"), "{sql}");
 }
+
+#[test]
+fn rows_listed_from_both_sides_of_a_join_are_each_listed_not_made_distinct() {
+    let l = library();
+    // The loans are what is listed (one row each, a title repeated per loan).
+    check(
+        &l,
+        "Show the titles of books and the late fees of their loans.",
+        "SELECT b.title AS book, l.late_fee AS late_fee FROM books AS b INNER JOIN loans AS l ON b.id = l.book_id LIMIT 10000",
+    );
+    // Only the titles are listed; the loans must exist: each title once.
+    check(
+        &l,
+        "Show the titles of books that have loans.",
+        "SELECT DISTINCT b.title AS book FROM books AS b INNER JOIN loans AS l ON b.id = l.book_id ORDER BY b.title LIMIT 10000",
+    );
+}

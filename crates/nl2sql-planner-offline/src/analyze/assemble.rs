@@ -156,9 +156,7 @@ impl Builder<'_> {
             index
                 .foreign_keys
                 .iter()
-                .any(|f| {
-                    f.from == col.table && f.to == col.table && f.is_referencing_column(&col.name)
-                })
+                .any(|f| f.to == col.table && f.leads_from(col))
                 .then_some(*c)
         });
         let Some(c) = self_reference else {
@@ -1204,11 +1202,7 @@ impl Builder<'_> {
             let col = &self.index.columns[*c];
             col.table == t
                 && !col.is_key
-                && !self
-                    .index
-                    .foreign_keys
-                    .iter()
-                    .any(|fk| fk.from == t && fk.is_referencing_column(&col.name))
+                && !self.index.foreign_keys.iter().any(|fk| fk.leads_from(col))
         })
     }
 

@@ -13,10 +13,10 @@ use super::link::{Mention, SchemaIndex, Target, link, nearest_before};
 mod assemble;
 mod bind;
 mod computed;
+mod cue_names;
 mod disjunctions;
 mod filters;
 mod intersections;
-mod number_columns;
 mod per_answer;
 mod years;
 use super::text::{Token, TokenKind, is_function_word, is_stop_word, punctuated_before, tokenize};
@@ -348,7 +348,7 @@ pub(crate) fn analyze(
         cues.used[start..end].iter_mut().for_each(|u| *u = false);
     }
     let mut mentions = link(question, &tokens, &cues.used, index);
-    number_columns::number_columns(&mut cues, &mut mentions, &tokens, index);
+    cue_names::cues_in_names(&mut cues, &mut mentions, &tokens, index);
     // A value spelt with the word ("the tech info desk", linked over cue words): the
     // word is the value's.
     if let Some((start, _)) = cues.every_column

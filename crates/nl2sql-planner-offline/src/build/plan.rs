@@ -63,12 +63,9 @@ fn named_key(a: &Analysis, index: &SchemaIndex, fk: usize) -> Result<usize, Buil
     }
     let names = |i: usize| {
         let f = &index.foreign_keys[i];
-        a.mentions.iter().any(|m| {
-            m.column().is_some_and(|c| {
-                let col = &index.columns[c];
-                col.table == f.from && f.is_referencing_column(&col.name)
-            })
-        })
+        a.mentions
+            .iter()
+            .any(|m| m.column().is_some_and(|c| f.leads_from(&index.columns[c])))
     };
     let named: Vec<usize> = parallel.iter().copied().filter(|i| names(*i)).collect();
     // Else the key whose role the question says ("trips that started from the station").

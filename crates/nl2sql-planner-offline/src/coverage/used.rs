@@ -107,8 +107,7 @@ impl Used {
     /// president votes" joins by `President_Vote`, not by another vote column).
     pub(super) fn joins_by_named_key(&self, index: &SchemaIndex, c: usize) -> bool {
         let col = &index.columns[c];
-        let leads =
-            |f: &crate::link::ForeignKey| f.from == col.table && f.is_referencing_column(&col.name);
+        let leads = |f: &crate::link::ForeignKey| f.leads_from(col);
         let Some(key) = index.foreign_keys.iter().find(|f| leads(f)) else {
             return false;
         };

@@ -489,9 +489,7 @@ fn complete_names(mentions: Vec<Mention>, tokens: &[Token], index: &SchemaIndex)
             let extra: Vec<&String> = col.plain.iter().filter(|w| !own.contains(w)).collect();
             let at: Vec<usize> = extra
                 .iter()
-                .map(|w| {
-                    (start..end).find(|i| tokens[*i].stem == **w || stem(&tokens[*i].lower) == **w)
-                })
+                .map(|w| (start..end).find(|i| tokens[*i].has_stem(w)))
                 .collect::<Option<Vec<usize>>>()?;
             Some((c2, at))
         });

@@ -127,6 +127,11 @@ impl ForeignKey {
             .iter()
             .any(|n| n.eq_ignore_ascii_case(name))
     }
+
+    /// Whether `col` is one of its referencing columns, in its referencing table.
+    pub(crate) fn leads_from(&self, col: &ColumnInfo) -> bool {
+        self.from == col.table && self.is_referencing_column(&col.name)
+    }
 }
 
 /// Everything the planner needs to know about one snapshot, precomputed.
@@ -376,7 +381,7 @@ impl SchemaIndex {
         let col = &self.columns[c];
         self.foreign_keys
             .iter()
-            .any(|f| f.from == col.table && f.to == to && f.is_referencing_column(&col.name))
+            .any(|f| f.to == to && f.leads_from(col))
     }
 
     /// The foreign keys (indexes into `foreign_keys`, in order) that join the same two

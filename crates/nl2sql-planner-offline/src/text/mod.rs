@@ -53,6 +53,12 @@ impl Token {
         self.kind == TokenKind::Word && self.lower == word
     }
 
+    /// Whether the token, stemmed as names are (with or without the synonym list), is
+    /// the stem `w` of a name word.
+    pub(crate) fn has_stem(&self, w: &str) -> bool {
+        self.stem == w || stem(&self.lower) == w
+    }
+
     /// True when the token is one of `words`.
     pub(crate) fn is_any(&self, words: &[&str]) -> bool {
         self.kind == TokenKind::Word && words.contains(&self.lower.as_str())

@@ -32,7 +32,7 @@ const NAME_PREFIXES: &[(&str, &[&str])] = &[
 /// are the whole name of another column ("the minimum salary" where employees have a
 /// `salary` and jobs a `min_salary`): then the question may ask for either; nor after
 /// "with the"/"has the", where the word ranks the rows by the column.
-pub(super) fn number_columns(
+pub(super) fn cues_in_names(
     cues: &mut Cues,
     mentions: &mut [Mention],
     tokens: &[Token],
@@ -92,10 +92,7 @@ fn rest_of_name<'n>(name: &'n [String], word: &str) -> Option<&'n [String]> {
 fn spells(rest: &[String], said: &[Token]) -> bool {
     !rest.is_empty()
         && rest.len() == said.len()
-        && rest
-            .iter()
-            .zip(said)
-            .all(|(w, t)| t.stem == *w || stem(&t.lower) == *w)
+        && rest.iter().zip(said).all(|(w, t)| t.has_stem(w))
 }
 
 /// Whether a column other than `c` is named by the words `rest` alone.

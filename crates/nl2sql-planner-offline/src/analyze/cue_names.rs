@@ -40,9 +40,9 @@ pub(super) fn cues_in_names(
 ) {
     let mut spans: Vec<(usize, usize)> = Vec::new();
     for m in mentions.iter_mut() {
-        let Target::Column(c) = m.target else {
+        if !matches!(m.target, Target::Column(_)) {
             continue;
-        };
+        }
         // "number of deaths": the cue is two words; "total points": one.
         let start = match m.start.checked_sub(2) {
             Some(s) if tokens[s].is("number") && tokens[s + 1].is("of") => s,
@@ -59,15 +59,32 @@ pub(super) fn cues_in_names(
             continue;
         }
         let said = &tokens[m.start..m.end];
-        let Some(rest) = rest_of_name(&index.columns[c].plain, &tokens[start].lower) else {
-            continue;
-        };
         let number = tokens[start].is("number");
         // "the room with the maximum occupancy" over `maxOccupancy` ranks the rooms by it.
-        let ranked = holder_before(tokens, start);
-        if spells(rest, said) && !ranked && (number || !names_another_column(index, c, rest)) {
+        if holder_before(tokens, start) {
+            continue;
+        }
+        // The chosen column, or one the word tied with ("max temperature": "temperature"
+        // is as much `mean_temperature_f` as `max_temperature_f`; the cue says which).
+        let tied = m
+            .alternatives
+            .iter()
+            .map(|(t, _)| t)
+            .chain(m.guess.as_ref());
+        let spelt = std::iter::once(&m.target).chain(tied).find_map(|t| {
+            let Target::Column(c) = *t else {
+                return None;
+            };
+            let rest = rest_of_name(&index.columns[c].plain, &tokens[start].lower)?;
+            let other = !number && names_another_column(index, c, without_units(rest));
+            (spells(rest, said) && !other).then_some(c)
+        });
+        if let Some(c) = spelt {
             spans.push((start, m.start));
             m.start = start;
+            m.target = Target::Column(c);
+            m.alternatives.clear();
+            m.guess = None;
         }
     }
     cues.aggs.retain(|a| !spans.contains(&(a.start, a.end)));
@@ -88,10 +105,34 @@ fn rest_of_name<'n>(name: &'n [String], word: &str) -> Option<&'n [String]> {
     })
 }
 
-/// Whether the tokens `said` spell the name words `rest`, one each.
+/// Units and scales that a number column's name may end with and a question leaves
+/// unsaid ("the max temperature" over `max_temperature_f`, "mean visibility" over
+/// `mean_visibility_miles`).
+const UNIT_WORDS: &[&str] = &[
+    "f", "c", "mph", "kph", "kmh", "km", "miles", "mi", "inches", "feet", "ft", "cm", "mm", "kg",
+    "lb", "lbs", "usd", "eur", "gbp", "pct", "percent", "secs", "seconds", "ms", "hrs", "hours",
+    "million", "millions", "billion", "billions",
+];
+
+/// The name words `rest` without the units they end with (all of them if nothing else).
+fn without_units(rest: &[String]) -> &[String] {
+    let units = rest
+        .iter()
+        .rev()
+        .take_while(|w| UNIT_WORDS.iter().any(|u| stem(u) == **w || u == w))
+        .count();
+    match &rest[..rest.len() - units] {
+        [] => rest,
+        named => named,
+    }
+}
+
+/// Whether the tokens `said` spell the name words `rest`, one each (the units it ends
+/// with said or not).
 fn spells(rest: &[String], said: &[Token]) -> bool {
-    !rest.is_empty()
-        && rest.len() == said.len()
+    let named = without_units(rest);
+    !said.is_empty()
+        && (said.len() == named.len() || said.len() == rest.len())
         && rest.iter().zip(said).all(|(w, t)| t.has_stem(w))
 }
 

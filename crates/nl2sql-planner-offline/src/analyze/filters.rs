@@ -1037,10 +1037,12 @@ impl Builder<'_> {
     /// The aggregation cue of a "total" word that makes a comparison a condition on a sum:
     /// "more than 1000 units in total", "a total of more than 1000", "… combined".
     pub(super) fn total_marker(&self, start: usize, end: usize) -> Option<usize> {
+        // ("more than 5000 total horses" over `Total_Horses`: the column's name.)
         let is_total = |i: usize| {
             self.tokens
                 .get(i)
                 .is_some_and(|t| t.is_any(&["total", "combined", "altogether", "overall"]))
+                && !self.mentions.iter().any(|m| m.start <= i && i < m.end)
         };
         let mut i = end;
         while self

@@ -72,6 +72,11 @@ fn an_aggregation_word_spelt_in_a_column_name_is_that_column() {
         "List the names of ports in descending order of total tonnage.",
         "SELECT p.Name AS port, p.Total_Tonnage AS total_tonnage FROM port AS p ORDER BY p.Total_Tonnage DESC LIMIT 10000",
     );
+    check(
+        &h,
+        "What is the average number of cranes of ports with more than 5000 total tonnage?",
+        "SELECT AVG(p.Num_cranes) AS avg_num_cranes FROM port AS p WHERE p.Total_Tonnage > 5000 LIMIT 10000",
+    );
     check_placed(
         &h,
         "Which ports have a total tonnage above 5000?",
@@ -158,5 +163,39 @@ fn an_extreme_after_with_the_ranks_by_the_column_it_names() {
         &harbours(),
         "Find the name of the port with the maximum depth.",
         "SELECT p.Name AS port, p.Max_depth AS max_depth FROM port AS p ORDER BY p.Max_depth DESC LIMIT 1",
+    );
+}
+
+#[test]
+fn a_unit_a_column_name_ends_with_may_go_unsaid() {
+    let s = snapshot_of(
+        "weather",
+        vec![table(
+            "weather",
+            vec![
+                col("day_id", "INTEGER", true),
+                col("date", "TEXT", false),
+                col("max_temperature_f", "INTEGER", false),
+                col("mean_temperature_f", "INTEGER", false),
+                col("mean_visibility_miles", "INTEGER", false),
+            ],
+            vec![],
+        )],
+    );
+    check_placed(
+        &s,
+        "Give me the dates when the max temperature was higher than 85.",
+        "SELECT w.date AS date FROM weather AS w WHERE w.max_temperature_f > 85 LIMIT 10000",
+    );
+    // "temperature" alone is either column; "mean" says which.
+    check_placed(
+        &s,
+        "Give me the dates when the mean temperature was below 50.",
+        "SELECT w.date AS date FROM weather AS w WHERE w.mean_temperature_f < 50 LIMIT 10000",
+    );
+    check_placed(
+        &s,
+        "List the dates in descending order of mean visibility.",
+        "SELECT w.date AS date, w.mean_visibility_miles AS mean_visibility_miles FROM weather AS w ORDER BY w.mean_visibility_miles DESC LIMIT 10000",
     );
 }

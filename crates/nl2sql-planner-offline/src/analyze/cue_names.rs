@@ -27,8 +27,11 @@ const NAME_PREFIXES: &[(&str, &[&str])] = &[
 ];
 
 /// Drops the aggregation cue that, with the column mention right after it, spells that
-/// column's name ("number of deaths", "total points"), and makes the mention start at
-/// the cue: the words are the column's. Not where the words after the aggregation word
+/// column's name ("number of deaths", "total points", "max temperature" for
+/// `max_temperature_f`: a unit the name ends with may go unsaid), and makes the mention
+/// start at the cue: the words are the column's. Where the words after the cue tied
+/// several columns, the one whose name the cue and words spell is the mention's, and the
+/// tie is settled. Not where the words after the aggregation word
 /// are the whole name of another column ("the minimum salary" where employees have a
 /// `salary` and jobs a `min_salary`): then the question may ask for either; nor after
 /// "with the"/"has the", where the word ranks the rows by the column.

@@ -107,9 +107,11 @@ fn compare(col: &ArrayRef, op: FilterOperator, value: &Scalar) -> Result<Boolean
         FilterOperator::GtEq => cmp::gt_eq(&c, &s),
         FilterOperator::Lt => cmp::lt(&c, &s),
         FilterOperator::LtEq => cmp::lt_eq(&c, &s),
-        FilterOperator::Between | FilterOperator::In | FilterOperator::Contains => {
-            Err(invalid("not a comparison".to_owned()))
-        }
+        FilterOperator::Between
+        | FilterOperator::In
+        | FilterOperator::Contains
+        | FilterOperator::StartsWith
+        | FilterOperator::EndsWith => Err(invalid("not a comparison".to_owned())),
     }
 }
 
@@ -140,10 +142,11 @@ fn predicate(col: &ArrayRef, f: &FilterSpec) -> Result<BooleanArray, ArrowError>
             }
             Ok(mask)
         }
-        FilterOperator::Contains => {
+        FilterOperator::Contains | FilterOperator::StartsWith | FilterOperator::EndsWith => {
             let [needle] = values.as_slice() else {
                 return Err(invalid(format!(
-                    "contains on '{}' needs one value",
+                    "{} on '{}' needs one value",
+                    f.operator.as_str(),
                     f.attribute
                 )));
             };
@@ -155,7 +158,13 @@ fn predicate(col: &ArrayRef, f: &FilterSpec) -> Result<BooleanArray, ArrowError>
                 .ok_or_else(|| invalid("cannot read text".to_owned()))?;
             Ok(text
                 .iter()
-                .map(|v| v.map(|s| s.contains(&needle)))
+                .map(|v| {
+                    v.map(|s| match f.operator {
+                        FilterOperator::StartsWith => s.starts_with(&needle),
+                        FilterOperator::EndsWith => s.ends_with(&needle),
+                        _ => s.contains(&needle),
+                    })
+                })
                 .collect())
         }
         op => match values.as_slice() {

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::analyze::{Analysis, Filter, Grain, Lit, Measure, Output, Test};
 use super::intent::{Agg, CmpOp};
-use super::link::{SchemaIndex, TypeClass};
+use super::link::{Part, SchemaIndex, TypeClass};
 use super::text::{singular, split_ident};
 
 mod plan;
@@ -248,9 +248,14 @@ pub(crate) fn semantic_parts(
                     FilterOperator::In,
                     FilterValue::StringList(values.iter().map(value_text).collect()),
                 ),
-                Test::Contains(word) => {
-                    (FilterOperator::Contains, FilterValue::String(word.clone()))
-                }
+                Test::Contains(word, part) => (
+                    match part {
+                        Part::Inside => FilterOperator::Contains,
+                        Part::Start => FilterOperator::StartsWith,
+                        Part::End => FilterOperator::EndsWith,
+                    },
+                    FilterValue::String(word.clone()),
+                ),
                 // "price more than the average", "age more than the maximum where job
                 // is engineer": words the analysis reads back (or refuses).
                 Test::VsComputed(op, agg, within) => (

@@ -508,6 +508,12 @@ fn spec_text(sq: &SubQuery) -> Option<String> {
             (FilterOperator::Eq | FilterOperator::In | FilterOperator::Contains, false) => {
                 format!("'{value}'")
             }
+            (FilterOperator::StartsWith, _) => {
+                format!("{} starting with '{value}'", words(&f.attribute))
+            }
+            (FilterOperator::EndsWith, _) => {
+                format!("{} ending with '{value}'", words(&f.attribute))
+            }
             (FilterOperator::GtEq, true) => format!("since {value}"),
             (FilterOperator::Gt, true) => format!("after {value}"),
             (FilterOperator::Lt | FilterOperator::LtEq, true) => format!("before {value}"),

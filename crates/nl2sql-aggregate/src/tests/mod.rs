@@ -311,6 +311,17 @@ fn filter_compares_numbers_text_dates_lists_and_never_keeps_nulls() {
         names(json!([{"attribute": "name", "operator": "contains", "value": "o"}])),
         ["bolt"]
     );
+    assert_eq!(
+        names(json!([{"attribute": "name", "operator": "starts_with", "value": "s"}])),
+        ["screw"]
+    );
+    assert_eq!(
+        names(json!([{"attribute": "name", "operator": "ends_with", "value": "t"}])),
+        ["bolt", "nut"]
+    );
+    assert!(
+        names(json!([{"attribute": "name", "operator": "starts_with", "value": "t"}])).is_empty()
+    );
     // `contains` is a literal substring test, not a regex: as regexes, "." and "^b"
     // would match "bolt", "nut" and "screw", and "bolt" respectively.
     for pattern in [".", "^b", "b.*t", "[a-z]"] {

@@ -65,6 +65,12 @@ pub enum FilterOperator {
     /// Substring match on text.
     #[serde(rename = "contains")]
     Contains,
+    /// Prefix match on text.
+    #[serde(rename = "starts_with")]
+    StartsWith,
+    /// Suffix match on text.
+    #[serde(rename = "ends_with")]
+    EndsWith,
 }
 
 impl FilterOperator {
@@ -80,6 +86,8 @@ impl FilterOperator {
             FilterOperator::Between => "between",
             FilterOperator::In => "in",
             FilterOperator::Contains => "contains",
+            FilterOperator::StartsWith => "starts_with",
+            FilterOperator::EndsWith => "ends_with",
         }
     }
 }

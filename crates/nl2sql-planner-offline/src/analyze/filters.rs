@@ -26,6 +26,7 @@ impl Builder<'_> {
                 values,
                 exact,
                 word,
+                part,
             } = &m.target
             else {
                 continue;
@@ -87,7 +88,7 @@ impl Builder<'_> {
             let test = if *exact || values.len() == 1 {
                 Test::In(values.clone())
             } else {
-                Test::Contains(word.clone())
+                Test::Contains(word.clone(), *part)
             };
             // "not preferred": the boolean's other value, which also keeps `NULL`s out.
             let (test, negated) = match (&test, negated) {

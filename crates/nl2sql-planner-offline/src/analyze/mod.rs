@@ -8,7 +8,7 @@
 use serde_json::Value;
 
 use super::intent::{Agg, CmpOp, Cues, Day, cues};
-use super::link::{Mention, SchemaIndex, Target, link, nearest_before};
+use super::link::{Mention, Part, SchemaIndex, Target, link, nearest_before};
 
 mod assemble;
 mod bind;
@@ -105,8 +105,8 @@ pub(crate) enum Test {
     Cmp(CmpOp, Lit),
     /// Membership in known values.
     In(Vec<Value>),
-    /// The word occurs inside the value (`LIKE '%word%'`).
-    Contains(String),
+    /// The word occurs inside the value (`LIKE '%word%'`), or starts or ends it.
+    Contains(String, Part),
     /// A comparison with a value computed over the rows of the column's table (its
     /// average, smallest or largest value), where the conditions hold (all rows when none).
     VsComputed(CmpOp, Agg, Vec<Filter>),

@@ -13,7 +13,7 @@ use super::terms::{BuildError, aliases, and, literal, negate, number_literal, op
 use crate::analyze::{Analysis, Filter, Grain, Lit, Measure, Output, Test};
 use crate::intent::Agg;
 use crate::joins::{JoinStep, join_tree};
-use crate::link::SchemaIndex;
+use crate::link::{Part, SchemaIndex};
 
 /// Builds the `PlanModel` of `a`, with the select aliases `names`.
 pub(crate) fn plan_model(
@@ -363,11 +363,18 @@ impl<'a> Exprs<'a> {
                     values.iter().map(|v| Expr::literal(literal(v))).collect(),
                 ),
             )),
-            Test::Contains(word) => negated(Expr::binary(
-                Op::Like,
-                c,
-                Expr::literal(LiteralValue::Str(format!("%{word}%"))),
-            )),
+            Test::Contains(word, part) => {
+                let pattern = match part {
+                    Part::Inside => format!("%{word}%"),
+                    Part::Start => format!("{word}%"),
+                    Part::End => format!("%{word}"),
+                };
+                negated(Expr::binary(
+                    Op::Like,
+                    c,
+                    Expr::literal(LiteralValue::Str(pattern)),
+                ))
+            }
             Test::VsComputed(op, agg, within) => {
                 let op = if f.negated { negate(*op) } else { *op };
                 let inner = self.computed(f.column, *agg, within);

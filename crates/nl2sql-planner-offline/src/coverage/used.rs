@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use nl2sql_plan::{Expr, ExprKind, LiteralValue, PlanModel};
 
-use crate::link::{Mention, SchemaIndex, Target};
+use crate::link::{Mention, Part, SchemaIndex, Target};
 use crate::text::Token;
 
 /// What the plan uses: tables, `table.column` references and literals (lower case).
@@ -170,13 +170,18 @@ pub(super) fn element_of(m: &Mention, index: &SchemaIndex, used: &Used) -> (Stri
             column,
             values,
             word,
+            part,
             ..
         } => {
             let col = &index.columns[*column];
             let table = &index.tables[col.table].name;
             let mut shown: Vec<String> = values.iter().map(|v| v.to_string()).collect();
             if values.is_empty() {
-                shown.push(format!("containing '{word}'"));
+                shown.push(match part {
+                    Part::Inside => format!("containing '{word}'"),
+                    Part::Start => format!("starting with '{word}'"),
+                    Part::End => format!("ending with '{word}'"),
+                });
             }
             let on_column = used.reads_column(index, *column);
             let literal = values.iter().any(|v| match v {

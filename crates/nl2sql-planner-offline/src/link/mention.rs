@@ -22,7 +22,21 @@ pub(crate) enum Target {
         exact: bool,
         /// The word matched when not exact.
         word: String,
+        /// Where in the value the word stands when not exact.
+        part: Part,
     },
+}
+
+/// Where a word stands in the values it is part of: anywhere (`LIKE '%w%'`), at their
+/// start ("names starting with 'S'": `LIKE 'S%'`) or at their end (`LIKE '%m'`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// Anywhere in the value.
+    Inside,
+    /// At the start of the value.
+    Start,
+    /// At the end of the value.
+    End,
 }
 
 /// A question span linked to the schema.
@@ -53,6 +67,7 @@ impl Target {
             values: vec![value],
             exact: true,
             word: String::new(),
+            part: Part::Inside,
         }
     }
 }

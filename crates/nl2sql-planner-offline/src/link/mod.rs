@@ -31,7 +31,7 @@ use names::names;
 pub(crate) use roles::roles_said;
 use values::{proper_nouns, values_exact, values_partial};
 
-pub(crate) use mention::{Mention, Target, nearest_after, nearest_before};
+pub(crate) use mention::{Mention, Part, Target, nearest_after, nearest_before};
 pub(crate) use schema::{ColumnInfo, ForeignKey, SchemaIndex, TypeClass};
 pub(crate) use values::PLACE_WORDS;
 
@@ -44,6 +44,9 @@ pub(crate) fn link(
     index: &SchemaIndex,
 ) -> Vec<Mention> {
     let mut taken: Vec<bool> = vec![false; tokens.len()];
+    // "ending with the letter m", "starts with 'A'": kept from every other reading (a
+    // value "2", the column `end_date`) until the literals are read.
+    let anchored = values::reserve_anchored(tokens, used, &mut taken);
     // Capitalised names first: "Northwind Automotive Inc." is a customer, not the
     // industry value "Automotive" inside it.
     let mut mentions = proper_nouns(text, tokens, used, index, &mut taken);
@@ -58,6 +61,9 @@ pub(crate) fn link(
     mentions.extend(values::place_names(text, tokens, used, index, &mut taken));
     let named = values::named_values(text, tokens, used, index, &mut taken, &mentions);
     mentions.extend(named);
+    for &(from, to) in &anchored {
+        taken[from..to].iter_mut().for_each(|t| *t = false);
+    }
     let literal = values::literal_values(text, tokens, used, index, &mut taken, &mentions);
     mentions.extend(literal);
     let prefer = match tokens.first().map(|t| t.lower.as_str()) {

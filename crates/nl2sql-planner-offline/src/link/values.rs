@@ -10,7 +10,7 @@ use super::super::text::{
     Token, TokenKind, canonical, dated_after, is_function_word, is_stop_word, singular,
     source_text, stem,
 };
-use super::mention::{Candidates, Mention, Target, pending};
+use super::mention::{Candidates, Mention, Part, Target, pending};
 use super::schema::{Sample, SchemaIndex};
 
 /// Capitalised phrases (`Widget Beta`, `WH-Texas`) that share a word with the known values
@@ -295,6 +295,7 @@ pub(super) fn values_partial(
                         values: hits,
                         exact: false,
                         word: t.raw.clone(),
+                        part: Part::Inside,
                     },
                     12,
                 ));
@@ -466,6 +467,7 @@ pub(super) fn phrasal_values(
                         values,
                         exact: true,
                         word: String::new(),
+                        part: Part::Inside,
                     },
                     10,
                 ));
@@ -611,23 +613,34 @@ pub(super) fn literal_values(
             }
             _ => None,
         });
-        if let Some(m) = number_value(tokens, used, taken, i, index, mentions, k, before)
-            .or_else(|| number_alternative(tokens, used, taken, i, &out))
+        // "names starting with the letter S", "post codes starting with 4": the literal
+        // right after "starts with" is the start (or, after "ends with", the end) of the
+        // value, whatever kind of word it is.
+        let anchored = anchored_before(tokens, used, taken, i);
+        if anchored.is_none()
+            && let Some(m) = number_value(tokens, used, taken, i, index, mentions, k, before)
+                .or_else(|| number_alternative(tokens, used, taken, i, &out))
         {
             taken[m.start..m.end].iter_mut().for_each(|t| *t = true);
             out.push(m);
             i += 1;
             continue;
         }
-        let Some(j) = literal_end(text, tokens, used, taken, i, bound.is_some())
-            .or_else(|| known_word_of(tokens, used, taken, i, index, bound.as_ref()?))
-        else {
+        let literal = match anchored {
+            Some(_) => Some(i + 1),
+            None => literal_end(text, tokens, used, taken, i, bound.is_some())
+                .or_else(|| known_word_of(tokens, used, taken, i, index, bound.as_ref()?)),
+        };
+        let Some(j) = literal else {
             i += 1;
             continue;
         };
         let quoted = tokens[i].kind == TokenKind::Quoted;
         // "containing the substring 'Miss'": the value holds the literal.
-        let contains = containing_before(tokens, i);
+        let contains = anchored
+            .map(|(p, _)| p)
+            .or_else(|| containing_before(tokens, i));
+        let part = anchored.map_or(Part::Inside, |(_, part)| part);
         let found = if let Some(p) = contains {
             let mut q = p;
             while q > 0
@@ -687,6 +700,7 @@ pub(super) fn literal_values(
                         values: Vec::new(),
                         exact: false,
                         word: value.clone(),
+                        part,
                     }
                 };
                 (target, score)
@@ -828,6 +842,104 @@ fn column_after<'m>(tokens: &[Token], mentions: &'m [Mention], j: usize) -> Opti
 
 fn containing_before(tokens: &[Token], i: usize) -> Option<usize> {
     (i.saturating_sub(4)..i).find(|&p| tokens[p].is_any(CONTAINING))
+}
+
+/// The spans ("starts with the letter S", verb to literal) that [`anchored_before`]
+/// reads, marked taken so that no other reading claims their words first.
+pub(super) fn reserve_anchored(
+    tokens: &[Token],
+    used: &[bool],
+    taken: &mut [bool],
+) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for i in 0..tokens.len() {
+        if let Some((p, _)) = anchored_before(tokens, used, taken, i) {
+            taken[p..=i].iter_mut().for_each(|t| *t = true);
+            out.push((p, i + 1));
+        }
+    }
+    out
+}
+
+/// Verbs that, before "with", say where a value starts or ends.
+const STARTING: &[&str] = &[
+    "start",
+    "starts",
+    "started",
+    "starting",
+    "begin",
+    "begins",
+    "beginning",
+    "began",
+];
+const ENDING: &[&str] = &["end", "ends", "ended", "ending"];
+
+/// Words that may stand between "starts with" and the literal: "starts with the letter
+/// S", "ends with the digit 7".
+const PIECES: &[&str] = &[
+    "the",
+    "a",
+    "an",
+    "letter",
+    "letters",
+    "character",
+    "characters",
+    "word",
+    "digit",
+    "digits",
+    "number",
+    "string",
+    "text",
+    "prefix",
+    "suffix",
+];
+
+/// "starts with 'Orbit'", "begins with the letter S", "ending with m": the literal at `i`
+/// is the start (or end) of a value when "start"/"begin"/"end" and "with" come right
+/// before it, over piece words; with the position of the verb. The literal is a quoted
+/// string, a number, a capitalised word or a word after "letter" — never a plain word
+/// ("clubs starting with the oldest" orders, it does not filter).
+fn anchored_before(
+    tokens: &[Token],
+    used: &[bool],
+    taken: &[bool],
+    i: usize,
+) -> Option<(usize, Part)> {
+    let t = &tokens[i];
+    if used[i] || taken[i] {
+        return None;
+    }
+    let mut w = i;
+    while w > 0 && i - w < 3 && tokens[w - 1].is_any(PIECES) {
+        w -= 1;
+    }
+    if w < 2 || !tokens[w - 1].is("with") {
+        return None;
+    }
+    let verb = &tokens[w - 2];
+    let part = if verb.is_any(STARTING) {
+        Part::Start
+    } else if verb.is_any(ENDING) {
+        Part::End
+    } else {
+        return None;
+    };
+    let after_letter = tokens[w..i]
+        .iter()
+        .any(|p| p.is_any(&["letter", "letters", "character", "characters", "digit"]));
+    let literal = match t.kind {
+        TokenKind::Quoted | TokenKind::Number => true,
+        TokenKind::Word => {
+            after_letter
+                // "starts with A": a single capital letter, even the article's.
+                || (t.raw.len() == 1 && t.raw.chars().all(|c| c.is_ascii_uppercase()))
+                || (t.raw.chars().next().is_some_and(char::is_uppercase)
+                    && !is_function_word(&t.lower)
+                    && !is_stop_word(&t.lower))
+        }
+        _ => false,
+    };
+    literal.then_some((w - 2, part))
 }
 
 /// The source text between the end of token `a` and the start of token `b`.

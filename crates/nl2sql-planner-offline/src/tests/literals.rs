@@ -8,7 +8,7 @@ use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
 use nl2sql_state::ErrorCode;
 
-use super::rules::{check, check_placed, describe, refused_placing, request_over};
+use super::rules::{check, check_placed, describe, refused_placing, request_over, sql_over};
 use super::{col, links, samples, snapshot_of, table};
 use crate::OfflinePlanner;
 
@@ -106,6 +106,71 @@ fn containing_a_literal_is_a_like_pattern() {
         "Which picture rooms have the word 'B' in their names?",
         "word', 'B",
     );
+}
+
+#[test]
+fn starting_or_ending_with_a_literal_anchors_the_pattern() {
+    let g = gallery();
+    check_placed(
+        &g,
+        "Which artists have a last name starting with the letter K?",
+        "SELECT a.first_name AS first_name FROM artist AS a WHERE a.last_name LIKE 'K%' LIMIT 10000",
+    );
+    check_placed(
+        &g,
+        "Find the first names of artists whose last name begins with M.",
+        "SELECT a.first_name AS first_name FROM artist AS a WHERE a.last_name LIKE 'M%' LIMIT 10000",
+    );
+    check_placed(
+        &g,
+        "List the pictures whose name ends with 'Dusk'.",
+        "SELECT p.picture_name AS picture_name FROM picture AS p WHERE p.picture_name LIKE '%Dusk' LIMIT 10000",
+    );
+    // A lower-case letter after "letter", a number: still the literal.
+    check_placed(
+        &g,
+        "Return the last names of artists whose first name is ending with the letter m.",
+        "SELECT a.last_name AS last_name FROM artist AS a WHERE a.first_name LIKE '%m' LIMIT 10000",
+    );
+    check_placed(
+        &g,
+        "Which pictures are in rooms starting with 4?",
+        "SELECT p.picture_name AS picture_name FROM picture AS p WHERE p.room LIKE '4%' LIMIT 10000",
+    );
+    // Without a column, the table's label holds it.
+    check_placed(
+        &g,
+        "List the pictures that start with 'Sea'.",
+        "SELECT p.picture_name AS picture_name FROM picture AS p WHERE p.picture_name LIKE 'Sea%' LIMIT 10000",
+    );
+    // A single capital letter, even the article's.
+    check_placed(
+        &g,
+        "List the pictures whose name starts with A.",
+        "SELECT p.picture_name AS picture_name FROM picture AS p WHERE p.picture_name LIKE 'A%' LIMIT 10000",
+    );
+    // The verb is no column ("ending" is not `end_date`), the number no stored value.
+    let jobs = snapshot_of(
+        "jobs",
+        vec![table(
+            "worker",
+            vec![
+                col("worker_id", "INTEGER", true),
+                col("first_name", "TEXT", false),
+                col("badge", "TEXT", false),
+                col("end_date", "TEXT", false),
+            ],
+            vec![],
+        )],
+    );
+    check_placed(
+        &jobs,
+        "Which workers have a first name ending with the letter m?",
+        "SELECT w.first_name AS first_name FROM worker AS w WHERE w.first_name LIKE '%m' LIMIT 10000",
+    );
+    // "starting with" a plain word names no part of a value.
+    let q = "List the artists starting with the oldest.";
+    assert!(!sql_over(&g, q).contains("LIKE"), "{q}");
 }
 
 #[test]

@@ -9,7 +9,7 @@
 //! settled, `keys` links "id" to the key of its table and `referenced` reads a foreign key
 //! column as the key it refers to where the question is about the referenced table.
 
-use super::text::{Token, punctuated_before, split_ident, stem};
+use super::text::{Token, TokenKind, punctuated_before, split_ident, stem};
 
 mod booleans;
 mod cache;
@@ -189,6 +189,9 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], in
         // Past the other columns of a list ("names and locations of").
         let mut at = m.end;
         let mut next = k + 1;
+        // "the name and budget of departments": the last column of the list read with its
+        // table ("budget of departments" is one mention), which is then the list's.
+        let mut of_inside = None;
         while tokens.get(at).is_some_and(|t| t.is_any(&["and", ","])) {
             let Some(n) = mentions
                 .get(next)
@@ -196,6 +199,7 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], in
             else {
                 break;
             };
+            of_inside = n.column().and_then(|o| table_inside(tokens, index, n, o));
             at = n.end;
             next += 1;
         }
@@ -211,7 +215,7 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], in
         });
         // Past a comma ("customer ids, names for all accounts") a table named (as a table)
         // after the list goes first.
-        let after = || table_after_of(mentions, tokens, used, index, at);
+        let after = || table_after_of(mentions, tokens, used, index, at).or(of_inside);
         let (found, from_before) = match (punctuated_before(tokens, m_start), after()) {
             (true, Some(a)) if a.1 => (Some(a), false),
             (_, a) if before.is_none() => (a, false),
@@ -418,8 +422,16 @@ fn past_of_words(
     }
     let mut at = at + 1;
     loop {
+        // "the names of the 3 departments": a count of the rows is passed too.
+        let count = tokens.get(at).is_some_and(|t| {
+            t.kind == TokenKind::Number
+                && tokens
+                    .get(at + 1)
+                    .is_some_and(|n| n.kind == TokenKind::Word)
+        });
         if tokens.get(at).is_some_and(|t| t.is_any(OF_DETERMINERS))
             || used.get(at).copied().unwrap_or(false)
+            || count
         {
             at += 1;
         } else if let Some(end) = value_end(at) {
@@ -428,6 +440,21 @@ fn past_of_words(
             return Some(at);
         }
     }
+}
+
+/// The table of column `c` when mention `n` (of that column) names it after "of": "budget
+/// of departments" read as one mention of `department.budget`.
+fn table_inside(
+    tokens: &[Token],
+    index: &SchemaIndex,
+    n: &Mention,
+    c: usize,
+) -> Option<(usize, bool)> {
+    let t = index.columns[c].table;
+    let of = (n.start..n.end).find(|&i| tokens[i].is("of"))?;
+    (of + 1..n.end)
+        .any(|i| index.tables[t].stems.contains(&tokens[i].stem))
+        .then_some((t, true))
 }
 
 /// Where a value mention starting at token `k` ends, if one does.

@@ -382,3 +382,54 @@ fn a_word_before_of_and_a_table_is_that_tables_column() {
         "SELECT v.vessel_description AS vessel_description FROM Vessels AS v WHERE v.berth_fee > 100 LIMIT 10000",
     );
 }
+
+/// Divisions named by their key (`div_name`), with teachers and pupils who have names of
+/// their own.
+fn divisions() -> SchemaSnapshot {
+    // Teachers and pupils refer to their division by its name.
+    let member = |name: &str| {
+        let mut t = table(
+            name,
+            vec![
+                col("id", "INTEGER", true),
+                col("name", "TEXT", false),
+                col("div_name", "TEXT", false),
+            ],
+            vec![("div_name", "division")],
+        );
+        t.foreign_keys[0].referred_columns = vec!["div_name".into()];
+        t
+    };
+    snapshot_of(
+        "school",
+        vec![
+            table(
+                "division",
+                vec![
+                    col("div_name", "TEXT", true),
+                    col("building", "TEXT", false),
+                    col("budget", "REAL", false),
+                ],
+                vec![],
+            ),
+            member("teacher"),
+            member("pupil"),
+        ],
+    )
+}
+
+#[test]
+fn the_table_after_of_past_a_count_or_inside_the_last_column_of_a_list() {
+    // "the 3 divisions": the count is passed on the way to the table.
+    check_placed(
+        &divisions(),
+        "What are the names of the 3 divisions with the most teachers?",
+        "SELECT d.div_name AS div_name, COUNT(*) AS teacher_count FROM teacher AS t INNER JOIN division AS d ON t.div_name = d.div_name GROUP BY d.div_name ORDER BY teacher_count DESC LIMIT 3",
+    );
+    // "budget of divisions" is one mention; the list's table is inside it.
+    check_placed(
+        &divisions(),
+        "Find the name and budget of divisions whose budget is more than 1000.",
+        "SELECT d.div_name AS div_name, d.budget AS budget FROM division AS d WHERE d.budget > 1000 LIMIT 10000",
+    );
+}

@@ -199,7 +199,7 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], in
             else {
                 break;
             };
-            of_inside = n.column().and_then(|o| table_inside(tokens, index, n, o));
+            of_inside = table_inside(tokens, index, n);
             at = n.end;
             next += 1;
         }
@@ -396,8 +396,8 @@ const OF_DETERMINERS: &[&str] = &[
 ];
 
 /// With "of" at `at`, the first token after it and the words that qualify the rows of
-/// the table it names: determiners and "all", words an intent cue took ("the name of the
-/// most recent movie") and values (`value_end` gives the end of a value starting at a
+/// the table it names: determiners and "all", a count ("the names of the 3
+/// departments"), words an intent cue took ("the name of the most recent movie") and values (`value_end` gives the end of a value starting at a
 /// token). `None` without "of".
 fn past_of(
     tokens: &[Token],
@@ -442,15 +442,10 @@ fn past_of_words(
     }
 }
 
-/// The table of column `c` when mention `n` (of that column) names it after "of": "budget
-/// of departments" read as one mention of `department.budget`.
-fn table_inside(
-    tokens: &[Token],
-    index: &SchemaIndex,
-    n: &Mention,
-    c: usize,
-) -> Option<(usize, bool)> {
-    let t = index.columns[c].table;
+/// The table of the column mention `n` names when it names the table too, after "of":
+/// "budget of departments" read as one mention of `department.budget`.
+fn table_inside(tokens: &[Token], index: &SchemaIndex, n: &Mention) -> Option<(usize, bool)> {
+    let t = index.columns[n.column()?].table;
     let of = (n.start..n.end).find(|&i| tokens[i].is("of"))?;
     (of + 1..n.end)
         .any(|i| index.tables[t].stems.contains(&tokens[i].stem))

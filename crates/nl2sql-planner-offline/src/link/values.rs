@@ -831,8 +831,6 @@ fn name_column(index: &SchemaIndex, table: usize) -> Option<usize> {
         .then_some(c)
 }
 
-/// The word that makes the literal at `i` a part of a value ("containing the substring
-/// 'Miss'", "names that include 'a'"), within four words before it.
 /// The mention said right after a literal ending at `j` as what holds it: "in their
 /// names", "in its title", "in the description".
 fn column_after<'m>(tokens: &[Token], mentions: &'m [Mention], j: usize) -> Option<&'m Mention> {
@@ -840,6 +838,8 @@ fn column_after<'m>(tokens: &[Token], mentions: &'m [Mention], j: usize) -> Opti
     mentions.iter().find(|m| m.start == start)
 }
 
+/// The word that makes the literal at `i` a part of a value ("containing the substring
+/// 'Miss'", "names that include 'a'"), within four words before it.
 fn containing_before(tokens: &[Token], i: usize) -> Option<usize> {
     (i.saturating_sub(4)..i).find(|&p| tokens[p].is_any(CONTAINING))
 }
@@ -894,7 +894,8 @@ const PIECES: &[&str] = &[
     "suffix",
 ];
 
-/// "starts with 'Orbit'", "begins with the letter S", "ending with m": the literal at `i`
+/// "starts with 'Orbit'", "begins with the letter S", "ending with the letter m": the
+/// literal at `i`
 /// is the start (or end) of a value when "start"/"begin"/"end" and "with" come right
 /// before it, over piece words; with the position of the verb. The literal is a quoted
 /// string, a number, a capitalised word or a word after "letter" — never a plain word

@@ -574,9 +574,17 @@ impl Builder<'_> {
     /// corresponding number of bookings": a column listed right before "and" a count, in a
     /// question with no grouping cue, is what the count is per (the only reading in which
     /// both are one answer's columns). Read only for a count, and only for a plain column
-    /// mention nothing else has bound.
+    /// mention nothing else has bound. "The different card types, and how many cards are
+    /// there of each?", "different publishers together with the number of publications":
+    /// an "each" that ends the question points back at that column, and "together with"
+    /// or "along with" joins the two as "and" does.
     pub(super) fn groups_listed_beside_a_count(&mut self) {
-        if !self.cues.groups.is_empty() {
+        if !self
+            .cues
+            .groups
+            .iter()
+            .all(|&g| g > 0 && self.tokens[g - 1].is("each") && self.nothing_after(g))
+        {
             return;
         }
         for cue in &self.cues.aggs {
@@ -590,12 +598,36 @@ impl Builder<'_> {
             {
                 at -= 1;
             }
-            let Some(and) = at.checked_sub(1).filter(|&a| self.tokens[a].is("and")) else {
+            let joined_with = |a: usize| {
+                a > 0
+                    && self.tokens[a].is("with")
+                    && self.tokens[a - 1].is_any(&["together", "along"])
+            };
+            let Some(and) = at.checked_sub(1).and_then(|a| {
+                if self.tokens[a].is("and") {
+                    Some(a)
+                } else if joined_with(a) {
+                    Some(a - 1)
+                } else {
+                    None
+                }
+            }) else {
                 continue;
             };
-            let Some(k) = self.mentions.iter().position(|m| m.end == and) else {
+            let Some(mut k) = self.mentions.iter().position(|m| m.end == and) else {
                 continue;
             };
+            // "the different software platforms for devices, and how many": past the
+            // column's own table, named after "for" or "of".
+            if let Target::Table(t) = self.mentions[k].target
+                && k > 0
+                && let Target::Column(c) = self.mentions[k - 1].target
+                && self.index.columns[c].table == t
+                && self.mentions[k - 1].end + 1 == self.mentions[k].start
+                && self.tokens[self.mentions[k - 1].end].is_any(&["for", "of"])
+            {
+                k -= 1;
+            }
             // "the most common mill type, and how many are there": the superlative
             // binds the column (a frequency ranking, whose count is the one asked).
             let start = self.mentions[k].start;

@@ -1,5 +1,6 @@
 //! Groupings no cue word names: a column listed beside a count ("all mediums and the
-//! number of pictures") is what the count is per; "corresponding" says the same.
+//! number of pictures") is what the count is per; "corresponding" says the same, and so
+//! does an "each" that ends the question ("…, and how many pictures are there of each?").
 
 use super::literals::gallery;
 use super::rules::check;
@@ -29,5 +30,27 @@ fn a_column_listed_beside_a_count_is_what_the_count_is_per() {
         &g,
         "What is the most common medium, and how many pictures are there?",
         "SELECT p.medium AS medium, COUNT(*) AS picture_count FROM picture AS p GROUP BY p.medium ORDER BY picture_count DESC LIMIT 1",
+    );
+}
+
+#[test]
+fn an_each_that_ends_the_question_points_back_at_the_listed_column() {
+    let g = gallery();
+    let per_medium = "SELECT p.medium AS medium, COUNT(*) AS picture_count FROM picture AS p GROUP BY p.medium ORDER BY p.medium LIMIT 10000";
+    super::rules::check_placed(
+        &g,
+        "What are the different mediums, and how many pictures are there of each?",
+        per_medium,
+    );
+    super::rules::check_placed(
+        &g,
+        "Show the different mediums together with the number of pictures.",
+        per_medium,
+    );
+    // Past the column's own table, named after "for".
+    super::rules::check_placed(
+        &g,
+        "What are the different mediums for pictures, and how many pictures have each?",
+        per_medium,
     );
 }

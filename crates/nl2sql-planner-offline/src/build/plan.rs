@@ -439,27 +439,13 @@ impl<'a> Exprs<'a> {
     /// (a table without a key, e.g. a link table: the column it is joined by, never `NULL`
     /// on a matched row).
     fn where_clause(&self) -> Option<Expr> {
-        let absent = self.a.absent.iter().filter_map(|t| {
-            let pk = self.index.tables[*t]
-                .columns
-                .iter()
-                .copied()
-                .find(|c| self.index.columns[*c].is_pk);
-            let key = match pk {
-                Some(pk) => self.col(pk),
-                None => {
-                    let step = self.layout.steps.iter().find(|s| s.table == *t)?;
-                    let fk = &self.index.foreign_keys[step.fk];
-                    let columns = if fk.from == *t {
-                        &fk.from_columns
-                    } else {
-                        &fk.to_columns
-                    };
-                    Expr::column(Some(&self.layout.alias_of(*t)), columns.first()?)
-                }
-            };
-            Some(Expr::binary(Op::Is, key, Expr::null()))
-        });
+        let counted = self.absent_counted();
+        let absent = self
+            .a
+            .absent
+            .iter()
+            .filter(|t| !counted.contains(t))
+            .filter_map(|t| Some(Expr::binary(Op::Is, self.absent_key(*t)?, Expr::null())));
         // Each group of alternatives is one `OR`, where its first filter stands.
         let filters = self
             .a
@@ -481,7 +467,71 @@ impl<'a> Exprs<'a> {
     /// The group filters; for each condition of an intersection, that it held on some
     /// row of the group; for each condition counted per answer, that it held on some row
     /// or on none: `SUM(CASE WHEN <condition> THEN 1 ELSE 0 END) > 0` (or `= 0`).
+    /// The column of absent table `t` that is `NULL` exactly on the rows a left join
+    /// adds: its key, or (a table without a key, e.g. a link table) the column it is
+    /// joined by.
+    fn absent_key(&self, t: usize) -> Option<Expr> {
+        let pk = self.index.tables[t]
+            .columns
+            .iter()
+            .copied()
+            .find(|c| self.index.columns[*c].is_pk);
+        Some(match pk {
+            Some(pk) => self.col(pk),
+            None => {
+                let step = self.layout.steps.iter().find(|s| s.table == t)?;
+                let fk = &self.index.foreign_keys[step.fk];
+                let columns = if fk.from == t {
+                    &fk.from_columns
+                } else {
+                    &fk.to_columns
+                };
+                Expr::column(Some(&self.layout.alias_of(t)), columns.first()?)
+            }
+        })
+    }
+
+    /// Absent tables reached through another table ("stadiums where no accidents
+    /// happened": stadium → game → accident): a `NULL` key there only says that one
+    /// game had no accident, and the stadium would be listed once per such game even
+    /// when another game had one. In a plain listing (no measure, grouping or per-answer
+    /// condition) each row of the FROM table is grouped instead, and kept when it counts
+    /// none of their rows.
+    fn absent_counted(&self) -> Vec<usize> {
+        let a = self.a;
+        if self.base_key.is_none()
+            || !a.measures.is_empty()
+            || !a.group_by.is_empty()
+            || !a.having.is_empty()
+            || !a.per_answer.is_empty()
+            || !a.both.is_empty()
+        {
+            return Vec::new();
+        }
+        a.absent
+            .iter()
+            .copied()
+            .filter(|t| {
+                self.layout
+                    .steps
+                    .iter()
+                    .find(|s| s.table == *t)
+                    .is_some_and(|s| s.parent != a.base)
+            })
+            .collect()
+    }
+
     fn having(&self) -> Option<Expr> {
+        // Absent rows counted per row of the FROM table: none.
+        let none = self.absent_counted().into_iter().filter_map(|t| {
+            let mut count = Expr::func("COUNT", vec![self.absent_key(t)?]);
+            count.is_aggregate = true;
+            Some(Expr::binary(
+                Op::Eq,
+                count,
+                Expr::literal(LiteralValue::Int(0)),
+            ))
+        });
         let each = self
             .a
             .both
@@ -524,13 +574,26 @@ impl<'a> Exprs<'a> {
                 )
             })
             .chain(each)
+            .chain(none)
             .collect())
     }
 
     fn group_by(&self) -> Vec<GroupByItem> {
+        // With absent rows counted, each row of the FROM table is a group (its key), with
+        // the columns listed.
+        let per_row: Vec<usize> = match self.base_key {
+            Some(key) if !self.absent_counted().is_empty() => std::iter::once(key)
+                .chain(self.a.outputs.iter().filter_map(|o| match o {
+                    Output::Column(c) if *c != key => Some(*c),
+                    _ => None,
+                }))
+                .collect(),
+            _ => Vec::new(),
+        };
         self.a
             .group_by
             .iter()
+            .chain(&per_row)
             .enumerate()
             .map(|(i, c)| GroupByItem {
                 expr: self.grouped(*c),

@@ -274,3 +274,51 @@ fn a_label_grouped_while_counting_rows_it_refers_to_stays_alone() {
     );
     assert!(sql.contains("GROUP BY m.name HAVING"), "{sql}");
 }
+
+/// Arenas, their matches and the injuries in them: injuries reach an arena through its
+/// matches.
+fn arenas() -> SchemaSnapshot {
+    snapshot_of(
+        "sport",
+        vec![
+            table(
+                "arena",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("name", "TEXT", false),
+                    col("capacity", "INTEGER", false),
+                ],
+                vec![],
+            ),
+            table(
+                "fixture",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("arena_id", "INTEGER", false),
+                    col("season", "INTEGER", false),
+                ],
+                vec![("arena_id", "arena")],
+            ),
+            table(
+                "injury",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("fixture_id", "INTEGER", false),
+                    col("kind", "TEXT", false),
+                ],
+                vec![("fixture_id", "fixture")],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn rows_missing_through_another_table_are_counted_per_row() {
+    // A `NULL` injury key would only say that one fixture had none: each arena is a
+    // group, kept when it counts no injury at all.
+    super::rules::check_placed(
+        &arenas(),
+        "Show the names and capacities of arenas where no injuries happened.",
+        "SELECT a.name AS arena, a.capacity AS capacity FROM arena AS a LEFT JOIN fixture AS f ON a.id = f.arena_id LEFT JOIN injury AS i ON f.id = i.fixture_id GROUP BY a.id, a.name, a.capacity HAVING COUNT(i.id) = 0 LIMIT 10000",
+    );
+}

@@ -23,6 +23,21 @@ pub(crate) fn plan_model(
 ) -> Result<PlanModel, BuildError> {
     let layout = Layout::of(a, index)?;
     let exprs = Exprs::new(a, index, &layout);
+    // Rows missing through another table, counted or grouped: the left joins would count
+    // the rows in between (each game of a stadium), and no plan here counts per row of
+    // the FROM table first. Refused, not a number that looks right.
+    if let Some(t) = exprs
+        .absent_far()
+        .into_iter()
+        .find(|t| !exprs.absent_counted().contains(t))
+    {
+        return Err(BuildError::Ambiguous(format!(
+            "the rows of {} without any {} are reached through another table, which a count \
+             or grouping of them would count once per row in between; ask for the list of \
+             them instead",
+            index.tables[a.base].name, index.tables[t].name
+        )));
+    }
     Ok(PlanModel {
         distinct: a.distinct,
         tables: layout.table_refs(index),
@@ -508,7 +523,13 @@ impl<'a> Exprs<'a> {
         {
             return Vec::new();
         }
-        a.absent
+        self.absent_far()
+    }
+
+    /// Absent tables joined to another table than the FROM table.
+    fn absent_far(&self) -> Vec<usize> {
+        self.a
+            .absent
             .iter()
             .copied()
             .filter(|t| {
@@ -516,7 +537,7 @@ impl<'a> Exprs<'a> {
                     .steps
                     .iter()
                     .find(|s| s.table == *t)
-                    .is_some_and(|s| s.parent != a.base)
+                    .is_some_and(|s| s.parent != self.a.base)
             })
             .collect()
     }

@@ -321,4 +321,12 @@ fn rows_missing_through_another_table_are_counted_per_row() {
         "Show the names and capacities of arenas where no injuries happened.",
         "SELECT a.name AS arena, a.capacity AS capacity FROM arena AS a LEFT JOIN fixture AS f ON a.id = f.arena_id LEFT JOIN injury AS i ON f.id = i.fixture_id GROUP BY a.id, a.name, a.capacity HAVING COUNT(i.id) = 0 LIMIT 10000",
     );
+    // Counted, they would be counted once per fixture: refused, naming why.
+    let e = super::rules::strict_over(&arenas(), "How many arenas had no injuries?")
+        .expect_err("a count of rows missing through another table");
+    assert!(
+        e.message.contains("reached through another table"),
+        "{}",
+        e.message
+    );
 }

@@ -642,11 +642,14 @@ pub(super) fn literal_values(
             .or_else(|| containing_before(tokens, i));
         let part = anchored.map_or(Part::Inside, |(_, part)| part);
         let found = if let Some(p) = contains {
+            // "names that do not start with 'A'": a negation (read with the value later)
+            // may stand between the column and the verb.
             let mut q = p;
             while q > 0
                 && p - q < 3
                 && (tokens[q - 1].is_any(BINDERS)
-                    || tokens[q - 1].is_any(&["that", "which", "whose", "has", "have", "with"]))
+                    || tokens[q - 1].is_any(&["that", "which", "whose", "has", "have", "with"])
+                    || tokens[q - 1].is_any(&["do", "does", "did", "not"]))
             {
                 q -= 1;
             }

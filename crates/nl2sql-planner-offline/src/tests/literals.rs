@@ -143,6 +143,12 @@ fn starting_or_ending_with_a_literal_anchors_the_pattern() {
         "List the pictures that start with 'Sea'.",
         "SELECT p.picture_name AS picture_name FROM picture AS p WHERE p.picture_name LIKE 'Sea%' LIMIT 10000",
     );
+    // Negated: the pattern is not matched.
+    check_placed(
+        &g,
+        "List the pictures whose names do not start with 'Sea'.",
+        "SELECT p.picture_name AS picture_name FROM picture AS p WHERE NOT (p.picture_name LIKE 'Sea%') LIMIT 10000",
+    );
     // A single capital letter, even the article's.
     check_placed(
         &g,

@@ -26,10 +26,9 @@ pub(crate) fn plan_model(
     // Rows missing through another table, counted or grouped: the left joins would count
     // the rows in between (each game of a stadium), and no plan here counts per row of
     // the FROM table first. Refused, not a number that looks right.
-    if let Some(t) = exprs
-        .absent_far()
+    if let Some(t) = absent_far(a, &layout)
         .into_iter()
-        .find(|t| !exprs.absent_counted().contains(t))
+        .find(|t| !exprs.counted_absent.contains(t))
     {
         return Err(BuildError::Ambiguous(format!(
             "the rows of {} without any {} are reached through another table, which a count \
@@ -269,6 +268,39 @@ fn required_tables(a: &Analysis, index: &SchemaIndex) -> BTreeSet<usize> {
     required
 }
 
+/// Absent tables reached through another table ("stadiums where no accidents happened":
+/// stadium → game → accident): a `NULL` key there only says that one game had no
+/// accident, and the stadium would be listed once per such game even when another game
+/// had one. In a plain listing (no measure, grouping or per-answer condition) each row of
+/// the FROM table is grouped instead, and kept when it counts none of their rows.
+fn absent_counted(a: &Analysis, layout: &Layout, base_key: Option<usize>) -> Vec<usize> {
+    if base_key.is_none()
+        || !a.measures.is_empty()
+        || !a.group_by.is_empty()
+        || !a.having.is_empty()
+        || !a.per_answer.is_empty()
+        || !a.both.is_empty()
+    {
+        return Vec::new();
+    }
+    absent_far(a, layout)
+}
+
+/// Absent tables joined to another table than the FROM table.
+fn absent_far(a: &Analysis, layout: &Layout) -> Vec<usize> {
+    a.absent
+        .iter()
+        .copied()
+        .filter(|t| {
+            layout
+                .steps
+                .iter()
+                .find(|s| s.table == *t)
+                .is_some_and(|s| s.parent != a.base)
+        })
+        .collect()
+}
+
 fn ordinal(i: usize) -> i64 {
     i64::try_from(i).unwrap_or_default()
 }
@@ -281,16 +313,20 @@ struct Exprs<'a> {
     fans_out: bool,
     /// The FROM table's key, when it has exactly one key column.
     base_key: Option<usize>,
+    /// Absent tables counted per row of the FROM table ([`absent_counted`]).
+    counted_absent: Vec<usize>,
 }
 
 impl<'a> Exprs<'a> {
     fn new(a: &'a Analysis, index: &'a SchemaIndex, layout: &'a Layout) -> Self {
+        let base_key = index.single_key(a.base);
         Exprs {
             a,
             index,
             layout,
             fans_out: layout.fans_out(a, index),
-            base_key: index.single_key(a.base),
+            base_key,
+            counted_absent: absent_counted(a, layout, base_key),
         }
     }
 
@@ -454,7 +490,7 @@ impl<'a> Exprs<'a> {
     /// (a table without a key, e.g. a link table: the column it is joined by, never `NULL`
     /// on a matched row).
     fn where_clause(&self) -> Option<Expr> {
-        let counted = self.absent_counted();
+        let counted = &self.counted_absent;
         let absent = self
             .a
             .absent
@@ -506,45 +542,9 @@ impl<'a> Exprs<'a> {
         })
     }
 
-    /// Absent tables reached through another table ("stadiums where no accidents
-    /// happened": stadium → game → accident): a `NULL` key there only says that one
-    /// game had no accident, and the stadium would be listed once per such game even
-    /// when another game had one. In a plain listing (no measure, grouping or per-answer
-    /// condition) each row of the FROM table is grouped instead, and kept when it counts
-    /// none of their rows.
-    fn absent_counted(&self) -> Vec<usize> {
-        let a = self.a;
-        if self.base_key.is_none()
-            || !a.measures.is_empty()
-            || !a.group_by.is_empty()
-            || !a.having.is_empty()
-            || !a.per_answer.is_empty()
-            || !a.both.is_empty()
-        {
-            return Vec::new();
-        }
-        self.absent_far()
-    }
-
-    /// Absent tables joined to another table than the FROM table.
-    fn absent_far(&self) -> Vec<usize> {
-        self.a
-            .absent
-            .iter()
-            .copied()
-            .filter(|t| {
-                self.layout
-                    .steps
-                    .iter()
-                    .find(|s| s.table == *t)
-                    .is_some_and(|s| s.parent != self.a.base)
-            })
-            .collect()
-    }
-
     fn having(&self) -> Option<Expr> {
         // Absent rows counted per row of the FROM table: none.
-        let none = self.absent_counted().into_iter().filter_map(|t| {
+        let none = self.counted_absent.iter().filter_map(|&t| {
             let mut count = Expr::func("COUNT", vec![self.absent_key(t)?]);
             count.is_aggregate = true;
             Some(Expr::binary(
@@ -603,7 +603,7 @@ impl<'a> Exprs<'a> {
         // With absent rows counted, each row of the FROM table is a group (its key), with
         // the columns listed.
         let per_row: Vec<usize> = match self.base_key {
-            Some(key) if !self.absent_counted().is_empty() => std::iter::once(key)
+            Some(key) if !self.counted_absent.is_empty() => std::iter::once(key)
                 .chain(self.a.outputs.iter().filter_map(|o| match o {
                     Output::Column(c) if *c != key => Some(*c),
                     _ => None,

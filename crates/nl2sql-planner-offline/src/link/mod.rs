@@ -61,10 +61,13 @@ pub(crate) fn link(
     mentions.extend(values::place_names(text, tokens, used, index, &mut taken));
     let named = values::named_values(text, tokens, used, index, &mut taken, &mentions);
     mentions.extend(named);
-    for &(from, to) in &anchored {
-        taken[from..to].iter_mut().for_each(|t| *t = false);
+    for a in &anchored {
+        taken[a.verb..=a.literal]
+            .iter_mut()
+            .for_each(|t| *t = false);
     }
-    let literal = values::literal_values(text, tokens, used, index, &mut taken, &mentions);
+    let literal =
+        values::literal_values(text, tokens, used, index, &mut taken, &mentions, &anchored);
     mentions.extend(literal);
     let prefer = match tokens.first().map(|t| t.lower.as_str()) {
         Some("who" | "where") => Some(TypeClass::Text),

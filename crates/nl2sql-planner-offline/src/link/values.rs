@@ -568,6 +568,7 @@ pub(super) fn literal_values(
     index: &SchemaIndex,
     taken: &mut [bool],
     mentions: &[Mention],
+    anchored: &[Anchored],
 ) -> Vec<Mention> {
     let mut out = Vec::new();
     let text_column = |c: usize| index.columns[c].class == super::schema::TypeClass::Text;
@@ -616,7 +617,10 @@ pub(super) fn literal_values(
         // "names starting with the letter S", "post codes starting with 4": the literal
         // right after "starts with" is the start (or, after "ends with", the end) of the
         // value, whatever kind of word it is.
-        let anchored = anchored_before(tokens, used, taken, i);
+        let anchored = anchored
+            .iter()
+            .find(|a| a.literal == i)
+            .map(|a| (a.verb, a.part));
         if anchored.is_none()
             && let Some(m) = number_value(tokens, used, taken, i, index, mentions, k, before)
                 .or_else(|| number_alternative(tokens, used, taken, i, &out))
@@ -847,18 +851,31 @@ fn containing_before(tokens: &[Token], i: usize) -> Option<usize> {
     (i.saturating_sub(4)..i).find(|&p| tokens[p].is_any(CONTAINING))
 }
 
+/// A literal that starts or ends values ("starts with the letter S"): the verb's
+/// position, the literal's, and which part of the value it is.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Anchored {
+    pub(super) verb: usize,
+    pub(super) literal: usize,
+    pub(super) part: Part,
+}
+
 /// The spans ("starts with the letter S", verb to literal) that [`anchored_before`]
 /// reads, marked taken so that no other reading claims their words first.
 pub(super) fn reserve_anchored(
     tokens: &[Token],
     used: &[bool],
     taken: &mut [bool],
-) -> Vec<(usize, usize)> {
+) -> Vec<Anchored> {
     let mut out = Vec::new();
     for i in 0..tokens.len() {
-        if let Some((p, _)) = anchored_before(tokens, used, taken, i) {
-            taken[p..=i].iter_mut().for_each(|t| *t = true);
-            out.push((p, i + 1));
+        if let Some((verb, part)) = anchored_before(tokens, used, taken, i) {
+            taken[verb..=i].iter_mut().for_each(|t| *t = true);
+            out.push(Anchored {
+                verb,
+                literal: i,
+                part,
+            });
         }
     }
     out

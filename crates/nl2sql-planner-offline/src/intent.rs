@@ -378,6 +378,7 @@ fn direction(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     let d = direction_words(s.tokens, i)?;
     let mut len = d.len;
     c.order_desc = Some(d.desc);
+    c.order_alphabetical = (i..i + len).any(|k| s.w(k).starts_with("alphabetic"));
     // "highest revenue first": the noun may name the key.
     if d.noun {
         c.order_noun = Some(i + 1);

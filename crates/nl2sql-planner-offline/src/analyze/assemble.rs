@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::super::link::PLACE_WORDS;
+use super::super::link::{PLACE_WORDS, TypeClass};
 use super::super::text::stem;
 
 use super::{
@@ -1129,7 +1129,11 @@ impl Builder<'_> {
     }
 
     /// What a direction with no key sorts by ("ordered from most to least", "in
-    /// alphabetical order"): a measure, else the first output. Every column of a table
+    /// alphabetical order"): a measure, else the first output a column mention names
+    /// ("the total points of gymnasts in descending order" sorts by the points, not by
+    /// the gymnast's label listed beside them); an alphabetical order sorts the first
+    /// text output so named ("artists that have at least 3 albums in alphabetical
+    /// order": by name, not by the count). Every column of a table
     /// listed ("all the information about courses") puts its key first, which no one
     /// sorts by for want of a word: there it is the table's label, and nothing when the
     /// question named a key the analysis did not find ("sorted by date").
@@ -1146,8 +1150,33 @@ impl Builder<'_> {
                     .filter(|_| self.cues.order_key.is_none())
                     .map(Output::Column)
             }),
-            _ => measure.or(self.a.outputs.first()).copied(),
+            _ if self.cues.order_alphabetical => self
+                .outputs_named_first()
+                .find(|o| {
+                    matches!(o, Output::Column(c)
+                        if self.index.columns[*c].class == TypeClass::Text)
+                })
+                .or(measure.copied())
+                .or(self.a.outputs.first().copied()),
+            _ => measure
+                .copied()
+                .or_else(|| self.outputs_named_first().next()),
         }
+    }
+
+    /// The outputs, those a column mention names first ("the total points of gymnasts":
+    /// `Total_Points` before the gymnast's label, listed because the table was named).
+    fn outputs_named_first(&self) -> impl Iterator<Item = Output> + '_ {
+        let named = |o: &Output| {
+            matches!(o, Output::Column(c)
+                if self.mentions.iter().any(|m| m.target == Target::Column(*c)))
+        };
+        let outputs = &self.a.outputs;
+        outputs
+            .iter()
+            .filter(move |o| named(o))
+            .chain(outputs.iter().filter(move |o| !named(o)))
+            .copied()
     }
 
     /// How "information" at `start` reads in a listing whose columns so far are `cols`:

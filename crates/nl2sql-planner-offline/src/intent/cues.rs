@@ -154,6 +154,8 @@ pub(crate) struct Cues {
     pub(crate) order_key: Option<usize>,
     /// Direction words (`descending`, `highest first`…).
     pub(crate) order_desc: Option<bool>,
+    /// The direction is alphabetical ("in alphabetical order"): it sorts text.
+    pub(crate) order_alphabetical: bool,
     /// The noun of a superlative-noun-`first` direction ("highest revenue first"), which
     /// names the sort key when it is a column of the rows listed.
     pub(crate) order_noun: Option<usize>,

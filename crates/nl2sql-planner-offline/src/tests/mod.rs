@@ -37,6 +37,7 @@ mod readings;
 mod referenced;
 mod roles;
 mod rules;
+mod sort_keys;
 mod ties;
 mod time_rankings;
 mod value_lists;

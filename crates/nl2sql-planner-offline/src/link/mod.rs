@@ -83,11 +83,43 @@ pub(crate) fn link(
     names_of_tables(&mut mentions, tokens, used, index);
     attributes_of_tables(&mut mentions, tokens, used, index);
     let mut mentions = names_after_their_noun(mentions, tokens, used, index);
+    column_words_before_values(&mut mentions, tokens, index);
     keys::key_words(&mut mentions, tokens, used, index);
     referenced::to_referenced_keys(&mut mentions, tokens, index);
     phone_numbers(&mut mentions, tokens, used, index);
     dates_of_tables(&mut mentions, tokens, used, index);
     mentions
+}
+
+/// "the airport with name 'London Gatwick'": a column word right before a value, every
+/// word of which is a word of the value's column name (`Airport_Name`), names that
+/// column, even where it linked to another table's column (`pilot.Name`); it is then part
+/// of the value's filter, not a column to list.
+fn column_words_before_values(mentions: &mut [Mention], tokens: &[Token], index: &SchemaIndex) {
+    for k in 1..mentions.len() {
+        let Some(vc) = mentions[k].column() else {
+            continue;
+        };
+        if !matches!(mentions[k].target, Target::Value { .. }) {
+            continue;
+        }
+        let m = &mentions[k - 1];
+        let Target::Column(c) = m.target else {
+            continue;
+        };
+        let stems = &index.columns[vc].stems;
+        if c != vc
+            && m.end == mentions[k].start
+            && tokens[m.start..m.end]
+                .iter()
+                .all(|t| stems.contains(&t.stem))
+        {
+            let m = &mut mentions[k - 1];
+            m.target = Target::Column(vc);
+            m.alternatives.clear();
+            m.guess = None;
+        }
+    }
 }
 
 /// "the dates of the assessment notes", "the dates for all orders": "date(s)" (a word
@@ -225,6 +257,27 @@ fn names_of_tables(mentions: &mut [Mention], tokens: &[Token], used: &[bool], in
             _ => (before, true),
         };
         let Some((t, table_named)) = found else {
+            // "the names of authors" over a `submission.Author` column: no table is
+            // named, but a column of names is, by its whole name and no table beside it,
+            // and the word asks for its values (the mirror of "all author names",
+            // `names_after_their_noun`), not for another table's `name`. (Not "the names
+            // of all the products" over `product_stock_number`, nor "the name of the
+            // airline" where `airlines` is a table as well as a column of `routes`.)
+            if let Some(n) = past_of(tokens, used, at, |i| value_end(mentions, i))
+                .and_then(|i| mentions.iter().find(|n| n.start == i))
+                && n.score >= mention::WHOLE_NAME_SCORE
+                && !n
+                    .alternatives
+                    .iter()
+                    .any(|(t, _)| matches!(t, Target::Table(_)))
+                && let Some(Target::Column(x)) = noun_named(n, index)
+                && x != c
+            {
+                let m = &mut mentions[k];
+                m.target = Target::Column(x);
+                m.alternatives.clear();
+                m.guess = None;
+            }
             continue;
         };
         // Read from the table before the word or after "for", a key is no name.

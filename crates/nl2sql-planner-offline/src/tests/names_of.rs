@@ -433,3 +433,108 @@ fn the_table_after_of_past_a_count_or_inside_the_last_column_of_a_list() {
         "SELECT d.div_name AS div_name, d.budget AS budget FROM division AS d WHERE d.budget > 1000 LIMIT 10000",
     );
 }
+
+fn conference() -> SchemaSnapshot {
+    let mut snapshot = snapshot_of(
+        "conference",
+        vec![
+            table(
+                "venue",
+                vec![col("id", "INTEGER", true), col("Name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "paper",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("Writer", "TEXT", false),
+                    col("School", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "admission",
+                vec![
+                    col("Paper_ID", "INTEGER", true),
+                    col("Venue_ID", "INTEGER", false),
+                ],
+                vec![("Paper_ID", "paper"), ("Venue_ID", "venue")],
+            ),
+        ],
+    );
+    describe(
+        &mut snapshot,
+        "paper",
+        "School",
+        samples(&["Harvard", "Oxford", "Leeds"]),
+    );
+    snapshot
+}
+
+#[test]
+fn the_names_of_a_column_of_names_are_its_values() {
+    // Before: `venue.Name` beside `paper.Writer`, through two joins.
+    check(
+        &conference(),
+        "Show the names of writers from school \"Oxford\" or \"Leeds\".",
+        "SELECT p.Writer AS writer FROM paper AS p WHERE p.School IN ('Oxford', 'Leeds') LIMIT 10000",
+    );
+}
+
+fn shipping() -> SchemaSnapshot {
+    let mut snapshot = snapshot_of(
+        "harbour",
+        vec![
+            table(
+                "vessel",
+                vec![col("id", "INTEGER", true), col("Vessel", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "port",
+                vec![col("id", "INTEGER", true), col("Port_Name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "port_vessel",
+                vec![
+                    col("ID", "INTEGER", true),
+                    col("Port_ID", "INTEGER", false),
+                    col("Vessel_ID", "INTEGER", false),
+                ],
+                vec![("Port_ID", "port"), ("Vessel_ID", "vessel")],
+            ),
+            table(
+                "captain",
+                vec![col("id", "INTEGER", true), col("Name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "voyage",
+                vec![
+                    col("Voyage_ID", "INTEGER", true),
+                    col("Vessel_ID", "INTEGER", false),
+                    col("Captain_ID", "INTEGER", false),
+                ],
+                vec![("Vessel_ID", "vessel"), ("Captain_ID", "captain")],
+            ),
+        ],
+    );
+    describe(
+        &mut snapshot,
+        "port",
+        "Port_Name",
+        samples(&["Rotterdam", "Hamburg", "Antwerp"]),
+    );
+    snapshot
+}
+
+#[test]
+fn a_column_word_before_a_value_is_the_value_s_column() {
+    // Before: `captain.Name` listed, joined through the voyages.
+    check(
+        &shipping(),
+        "Show the names of vessels associated with port with name \"Hamburg\".",
+        "SELECT v.Vessel AS vessel FROM vessel AS v INNER JOIN port_vessel AS pv ON v.id = pv.Vessel_ID INNER JOIN port AS p ON pv.Port_ID = p.id WHERE p.Port_Name = 'Hamburg' LIMIT 10000",
+    );
+}

@@ -560,7 +560,7 @@ fn grouping(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
         // not a grouping.
         // "the format used by the most files": the rows that rank it, not a grouping.
         ("by", _)
-            if !(i > 0 && s.w(i - 1) == "shared")
+            if !(i > 0 && s.w(i - 1) == "shared" || agent_after_participle(s, i))
                 && superlative_at(s.tokens, i + 1 + usize::from(s.w(i + 1) == "the")).is_none() =>
         {
             1
@@ -570,6 +570,25 @@ fn grouping(s: &Scan<'_>, i: usize, c: &mut Cues) -> Option<usize> {
     c.groups.push(i + len);
     mark_barrier(c, i, i + len);
     Some(i + len)
+}
+
+/// "mountains climbed by climbers from West Germany", "songs written by Smith": after a
+/// past participle, "by" and a plural noun, a name or a determiner names who acted, not
+/// a grouping; "orders placed by year" (a singular noun) still groups, and so does
+/// "grouped by", "sorted by", … (read elsewhere).
+fn agent_after_participle(s: &Scan<'_>, i: usize) -> bool {
+    let before = if i > 0 { s.w(i - 1) } else { "" };
+    let next = s.w(i + 1);
+    let raw = s.tokens.get(i + 1).map_or("", |t| t.raw.as_str());
+    before.len() > 4
+        && before.ends_with("ed")
+        && !matches!(
+            before,
+            "grouped" | "sorted" | "ordered" | "ranked" | "arranged" | "listed"
+        )
+        && (matches!(next, "the" | "a" | "an" | "some")
+            || raw.starts_with(|ch: char| ch.is_uppercase())
+            || (next.len() > 3 && next.ends_with('s') && !next.ends_with("ss")))
 }
 
 /// Words that ask for every column of the rows: "all the information about courses",

@@ -782,6 +782,7 @@ impl Builder<'_> {
                 if let Target::Column(c) = m.target
                     && !cols.contains(&c)
                     && !self.names_a_filter_value(k, c)
+                    && !self.condition_on_distinct_values(entity_col, m, c)
                     && entity_table.is_none_or(|t| {
                         crate::joins::distance(self.index, t, self.index.columns[c].table).is_some()
                     })
@@ -1264,6 +1265,26 @@ impl Builder<'_> {
             && !between
                 .iter()
                 .any(|t| matches!(t.lower.as_str(), "and" | "," | ";"))
+    }
+
+    /// "the distinct ages of the heads who are acting": in a listing of a column's
+    /// distinct values, a column of another table named right after "who are" (or
+    /// "that is", …) is a condition on the rows (`temporary_acting = 'Yes'`), which no
+    /// rule here reads; listed beside the values it would make them repeat, so it is left
+    /// unplaced and the question refused.
+    fn condition_on_distinct_values(
+        &self,
+        entity_col: Option<usize>,
+        m: &super::Mention,
+        c: usize,
+    ) -> bool {
+        let w = |k: usize| self.tokens.get(k).map_or("", |t| t.lower.as_str());
+        self.cues.distinct
+            && entity_col
+                .is_some_and(|e| self.index.columns[e].table != self.index.columns[c].table)
+            && m.start >= 2
+            && matches!(w(m.start - 2), "who" | "that" | "which")
+            && matches!(w(m.start - 1), "is" | "are" | "was" | "were")
     }
 
     /// "students who have president votes": a column of another table that refers to the

@@ -1061,13 +1061,19 @@ impl Builder<'_> {
     }
 
     /// The entity: what the question lists or ranks (the first unconsumed table, or a text
-    /// column when no table is named).
+    /// column when no table is named; a number column right after "distinct" too: "the
+    /// distinct districts for elections" lists district numbers, each once, not
+    /// elections).
     pub(super) fn entity(&self) -> Option<usize> {
         self.mentions.iter().enumerate().find_map(|(k, m)| {
             let ok = !self.consumed[k]
                 && match m.target {
                     Target::Table(_) => true,
-                    Target::Column(c) => !self.index.columns[c].is_measure(),
+                    Target::Column(c) => {
+                        !self.index.columns[c].is_measure()
+                            || (m.start > 0
+                                && self.tokens[m.start - 1].is_any(crate::intent::DISTINCT_WORDS))
+                    }
                     Target::Value { .. } => false,
                 };
             ok.then_some(k)

@@ -15,6 +15,7 @@ mod coverage;
 mod cross_source;
 mod cue_names;
 mod distinct;
+mod distinct_listings;
 mod every_column;
 mod extremes;
 mod frequency;

@@ -94,7 +94,8 @@ pub(crate) fn link(
 /// "the airport with name 'London Gatwick'": a column word right before a value, every
 /// word of which is a word of the value's column name (`Airport_Name`), names that
 /// column, even where it linked to another table's column (`pilot.Name`); it is then part
-/// of the value's filter, not a column to list.
+/// of the value's filter, not a column to list. A value that reads as a value of the
+/// column named right before it, among others equally, is that column's.
 fn column_words_before_values(mentions: &mut [Mention], tokens: &[Token], index: &SchemaIndex) {
     for k in 1..mentions.len() {
         let Some(vc) = mentions[k].column() else {
@@ -107,6 +108,23 @@ fn column_words_before_values(mentions: &mut [Mention], tokens: &[Token], index:
         let Target::Column(c) = m.target else {
             continue;
         };
+        // "document type code CV" where "CV" is a type's code and its name too: the
+        // value is the named column's.
+        if c != vc
+            && m.end == mentions[k].start
+            && let Some(alt) = mentions[k]
+                .alternatives
+                .iter()
+                .map(|(t, _)| t)
+                .find(|t| matches!(t, Target::Value { column, .. } if *column == c))
+                .cloned()
+        {
+            let v = &mut mentions[k];
+            v.target = alt;
+            v.alternatives.clear();
+            v.guess = None;
+            continue;
+        }
         let stems = &index.columns[vc].stems;
         if c != vc
             && m.end == mentions[k].start

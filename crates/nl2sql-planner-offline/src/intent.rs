@@ -580,8 +580,7 @@ fn agent_after_participle(s: &Scan<'_>, i: usize) -> bool {
     let before = if i > 0 { s.w(i - 1) } else { "" };
     let next = s.w(i + 1);
     let raw = s.tokens.get(i + 1).map_or("", |t| t.raw.as_str());
-    before.len() > 4
-        && before.ends_with("ed")
+    crate::text::is_ed_participle(before)
         && !matches!(
             before,
             "grouped" | "sorted" | "ordered" | "ranked" | "arranged" | "listed"

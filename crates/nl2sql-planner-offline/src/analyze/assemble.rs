@@ -1104,7 +1104,7 @@ impl Builder<'_> {
         if !self.a.measures.is_empty() {
             return None;
         }
-        let w = |k: usize| self.tokens.get(k).map_or("", |t| t.lower.as_str());
+        let w = |k: usize| self.word(k);
         self.mentions.iter().find_map(|m| {
             let c = m.column()?;
             // After "by": "in alphabetical order" after "the names and their types" sorts
@@ -1278,7 +1278,7 @@ impl Builder<'_> {
         m: &super::Mention,
         c: usize,
     ) -> bool {
-        let w = |k: usize| self.tokens.get(k).map_or("", |t| t.lower.as_str());
+        let w = |k: usize| self.word(k);
         self.cues.distinct
             && entity_col
                 .is_some_and(|e| self.index.columns[e].table != self.index.columns[c].table)
@@ -1437,7 +1437,7 @@ impl Builder<'_> {
     fn further_order_keys(&mut self, mut at: usize, first_desc: bool) {
         let mut position = 1;
         loop {
-            let w = |k: usize| self.tokens.get(k).map_or("", |t| t.lower.as_str());
+            let w = |k: usize| self.word(k);
             if !matches!(w(at), "and" | ",") {
                 return;
             }

@@ -470,7 +470,7 @@ impl Builder<'_> {
     /// faults are there"), or tests the count column on each row ("faults with a count
     /// above 3").
     fn counts_things(&self, m: &Mention, count_column: usize) -> bool {
-        let w = |k: usize| self.tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+        let w = |k: usize| self.word(k);
         let there = (m.end..m.end + 3).any(|k| w(k) == "there");
         !self.rows_named(m) && !there && !self.a.filters.iter().any(|f| f.column == count_column)
     }
@@ -490,7 +490,7 @@ impl Builder<'_> {
         if agg == Agg::Count {
             return None;
         }
-        let w = |k: usize| self.tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+        let w = |k: usize| self.word(k);
         let pronoun = matches!(
             (w(end), w(end + 1)),
             ("of", "it" | "them" | "that" | "this")
@@ -737,7 +737,7 @@ impl Builder<'_> {
 
     /// A calendar period named at `at` (after one `the`): "month", "year".
     fn grain_at(&self, at: usize) -> Option<super::Grain> {
-        let w = |k: usize| self.tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+        let w = |k: usize| self.word(k);
         let at = if w(at) == "the" { at + 1 } else { at };
         match w(at) {
             "month" | "months" => Some(super::Grain::Month),

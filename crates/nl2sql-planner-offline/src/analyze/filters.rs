@@ -509,7 +509,7 @@ impl Builder<'_> {
         if self.cues.aggs.is_empty() {
             return None;
         }
-        let w = |k: usize| self.tokens.get(k).map(|t| t.lower.as_str()).unwrap_or("");
+        let w = |k: usize| self.word(k);
         let number = |k: usize| match self.mentions[k].target {
             Target::Column(c) if self.index.columns[c].is_measure() => Some(c),
             _ => None,

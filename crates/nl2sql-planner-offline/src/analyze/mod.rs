@@ -527,6 +527,11 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
+    /// The lowercased word at `k`, or "" past the end of the question.
+    fn word(&self, k: usize) -> &str {
+        self.tokens.get(k).map_or("", |t| t.lower.as_str())
+    }
+
     fn run(mut self) -> Result<Analysis, Unlinked> {
         let unlinked = self.unlinked_words();
         if self.mentions.is_empty() {

@@ -438,7 +438,12 @@ const RELATING_VERBS: &[&str] = &[
 /// True for a verb that may only relate two things the question names: a past participle
 /// in `-ed` ("hosted", "directed"), or one of a short list of others ("made", "belongs").
 pub(crate) fn is_relating_verb(word: &str) -> bool {
-    (word.len() > 4 && word.ends_with("ed")) || RELATING_VERBS.contains(&word)
+    is_ed_participle(word) || RELATING_VERBS.contains(&word)
+}
+
+/// True for a past participle in `-ed` ("hosted", "climbed"; not "red" or "bed").
+pub(crate) fn is_ed_participle(word: &str) -> bool {
+    word.len() > 4 && word.ends_with("ed")
 }
 
 /// Words that put a date after a verb ("made before 2000", "produced in 2008").

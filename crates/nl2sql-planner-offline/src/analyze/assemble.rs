@@ -435,7 +435,11 @@ impl Builder<'_> {
                 let latest = matches!(key, RankKey::Latest(_));
                 return Ok(self.rank_by_count_or_time(entity, t, latest, desc, n, explicit_groups));
             }
-            RankKey::Measure(m) => {
+            RankKey::Amount(m, c) if self.ranks_rows_by_amount(entity, m, c, explicit_groups) => {
+                self.a.measures.pop();
+                ranking.row_rank = Some((c, desc, n));
+            }
+            RankKey::Measure(m) | RankKey::Amount(m, _) => {
                 if let Some(e) = entity.column
                     && self.a.measures[m].column != Some(e)
                 {
@@ -454,6 +458,30 @@ impl Builder<'_> {
             RankKey::Nothing => return Err(nothing("measure")),
         }
         Ok(ranking)
+    }
+
+    /// "the apartment number with the largest number of bedrooms": measure `m`, the sum
+    /// of amount column `c` of the rows the question names, ranks those rows by `c`
+    /// itself, not groups of rows sharing the listed attribute by their total ("the state
+    /// with the most customers" over banks' `no_of_customers` still sums per state).
+    fn ranks_rows_by_amount(
+        &self,
+        entity: &Entity,
+        m: usize,
+        c: usize,
+        explicit_groups: bool,
+    ) -> bool {
+        let table = self.index.columns[c].table;
+        !explicit_groups
+            && self.a.group_by.is_empty()
+            && m + 1 == self.a.measures.len()
+            && match entity.column {
+                Some(e) => {
+                    self.index.columns[e].table == table
+                        && (!entity.attribute || self.names_rows_of(entity, table))
+                }
+                None => entity.table == Some(table),
+            }
     }
 
     /// A ranking by a column: the extreme value, the rows in order, each group's extreme,

@@ -1007,9 +1007,18 @@ impl Builder<'_> {
                 .aggs
                 .iter()
                 .position(|a| a.start >= s.end && a.start <= s.end + 1)
-                && let Some(m) = agg_measures.get(pos)
+                && let Some(&m) = agg_measures.get(pos)
             {
-                *rank = Some((RankKey::Measure(*m), s.desc, Some(1)));
+                // "the largest number of bedrooms" over `bedroom_count`: a number of a
+                // row's own amount, which may rank the rows themselves (`bind_rank`).
+                let measure = &self.a.measures[m];
+                let key = match measure.column {
+                    Some(c) if self.cues.aggs[pos].agg == Agg::Count && measure.agg == Agg::Sum => {
+                        RankKey::Amount(m, c)
+                    }
+                    _ => RankKey::Measure(m),
+                };
+                *rank = Some((key, s.desc, Some(1)));
                 continue;
             }
             // "the highest machine count".

@@ -307,6 +307,10 @@ enum RankKey {
     Row(usize),
     Count(usize),
     Measure(usize),
+    /// "the largest number of bedrooms" over `bedroom_count`: measure `.0`, the sum of a
+    /// row's own amount column `.1` that "number of" named. Groups rank by the sum; rows
+    /// the question names rank by the column itself.
+    Amount(usize, usize),
     /// The entity's own date column (`oldest`, `most recently`).
     Time,
     /// The latest (or earliest) rows of a table (`the most recent production run`).

@@ -480,3 +480,50 @@ fn the_most_expensive_ranks_by_the_price_and_never_by_a_count() {
         "names a price the schema has no column for",
     );
 }
+
+/// Apartments, each with its own count of bedrooms, and bank branches with their number
+/// of customers kept as a column.
+fn rentals() -> SchemaSnapshot {
+    snapshot_of(
+        "rentals",
+        vec![
+            table(
+                "apartments",
+                vec![
+                    col("apt_id", "INTEGER", true),
+                    col("apt_number", "TEXT", false),
+                    col("bedroom_count", "INTEGER", false),
+                ],
+                vec![],
+            ),
+            table(
+                "bank",
+                vec![
+                    col("branch_id", "INTEGER", true),
+                    col("bname", "TEXT", false),
+                    col("state", "TEXT", false),
+                    col("no_of_customers", "INTEGER", false),
+                ],
+                vec![],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn the_largest_number_of_a_rows_own_amount_ranks_the_rows() {
+    let r = rentals();
+    // Each apartment keeps its own number of bedrooms: the apartments are ranked by it,
+    // not grouped by their number and summed.
+    check(
+        &r,
+        "Return the apartment number with the largest number of bedrooms.",
+        "SELECT a.apt_number AS apt_number, a.bedroom_count AS bedroom_count FROM apartments AS a ORDER BY a.bedroom_count DESC LIMIT 1",
+    );
+    // Banks are not named: the states are ranked by their branches' total.
+    check(
+        &r,
+        "Find the state which has the most number of customers.",
+        "SELECT b.state AS state, SUM(b.no_of_customers) AS total_no_of_customers FROM bank AS b GROUP BY b.state ORDER BY total_no_of_customers DESC LIMIT 1",
+    );
+}

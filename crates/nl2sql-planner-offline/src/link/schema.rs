@@ -252,9 +252,20 @@ impl SchemaIndex {
                             .eq_ignore_ascii_case(&fk.referred_table.schema_name)
                             || fk.referred_table.schema_name.is_empty())
                 });
+                // A key declared twice (Spider's `Dogs` declares `owner_id` → `Owners`
+                // twice; SQLite keeps both) is one way to join, not two to choose from.
+                let same_columns = |a: &[String], b: &[String]| {
+                    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.eq_ignore_ascii_case(y))
+                };
                 if let Some(to) = to
                     && !fk.constrained_columns.is_empty()
                     && fk.constrained_columns.len() == fk.referred_columns.len()
+                    && !index.foreign_keys.iter().any(|k| {
+                        k.from == from
+                            && k.to == to
+                            && same_columns(&k.from_columns, &fk.constrained_columns)
+                            && same_columns(&k.to_columns, &fk.referred_columns)
+                    })
                 {
                     index.foreign_keys.push(ForeignKey {
                         from,

@@ -78,3 +78,27 @@ fn a_longer_column_name_is_not_completed_past_and() {
         "SELECT DISTINCT e.president_vote AS president_vote, e.vice_president_vote AS vice_president_vote FROM election AS e ORDER BY e.president_vote LIMIT 10000",
     );
 }
+
+#[test]
+fn a_key_declared_twice_is_one_way_to_join() {
+    // SQLite keeps a foreign key declared twice as two; it is still one join.
+    let owner = table(
+        "owner",
+        vec![col("id", "INTEGER", true), col("first_name", "TEXT", false)],
+        vec![],
+    );
+    let dog = table(
+        "dog",
+        vec![
+            col("dog_id", "INTEGER", true),
+            col("name", "TEXT", false),
+            col("owner_id", "INTEGER", false),
+        ],
+        vec![("owner_id", "owner"), ("owner_id", "owner")],
+    );
+    check(
+        &snapshot_of("kennel", vec![owner, dog]),
+        "List the names of dogs and the first names of their owners.",
+        "SELECT d.name AS dog, o.first_name AS first_name FROM dog AS d INNER JOIN owner AS o ON d.owner_id = o.id LIMIT 10000",
+    );
+}

@@ -20,6 +20,49 @@ const NO_ROLE: &[&str] = &[
     "id", "key", "code", "by", "of", "to", "the", "fk", "ref", "no",
 ];
 
+/// Words that say the same role of a key between two places or two ends: where a trip,
+/// a route or a flight starts, and where it ends. A key named with one (`src_apid`,
+/// `SourceAirport`, `start_station_id`) is said by any of its group.
+const ROLE_SYNONYMS: &[&[&str]] = &[
+    &[
+        "source",
+        "src",
+        "origin",
+        "start",
+        "starting",
+        "depart",
+        "departing",
+        "departure",
+        "leave",
+        "leaving",
+    ],
+    &[
+        "destination",
+        "dest",
+        "dst",
+        "end",
+        "ending",
+        "arrive",
+        "arriving",
+        "arrival",
+    ],
+];
+
+/// `role` (stems) with the stems of every word that says the same role.
+fn with_synonyms(mut role: Vec<String>) -> Vec<String> {
+    for group in ROLE_SYNONYMS {
+        let stems: Vec<String> = group.iter().map(|w| crate::text::stem(w)).collect();
+        if role.iter().any(|w| stems.contains(w)) {
+            for s in stems {
+                if !role.contains(&s) {
+                    role.push(s);
+                }
+            }
+        }
+    }
+    role
+}
+
 /// For each group of two or more foreign keys between the same two tables (in either
 /// direction), the key the question's words choose, if they choose one: the key (an
 /// index into `index.foreign_keys`) and the tokens that said its role (none for the key
@@ -104,10 +147,11 @@ fn choose(tokens: &[Token], index: &SchemaIndex, group: &[usize]) -> Option<(usi
     let f = &index.foreign_keys[group[0]];
     let table_words =
         |w: &String| index.tables[f.from].stems.contains(w) || index.tables[f.to].stems.contains(w);
-    // Its role: its own words that are not the tables' names.
+    // Its role: its own words that are not the tables' names, and the words that say
+    // the same role ("departing" for `src_apid`, "arriving" for `end_station_id`).
     let roles: Vec<Vec<String>> = own
         .iter()
-        .map(|ws| ws.iter().filter(|w| !table_words(w)).cloned().collect())
+        .map(|ws| with_synonyms(ws.iter().filter(|w| !table_words(w)).cloned().collect()))
         .collect();
     let said = |ws: &[String]| -> Vec<usize> {
         (0..tokens.len())

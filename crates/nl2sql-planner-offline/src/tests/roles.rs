@@ -234,3 +234,47 @@ fn a_pair_of_the_same_rows_has_no_plain_side_and_numbers_are_no_roles() {
         "joined by 2 different keys",
     );
 }
+
+/// Routes between airports, their ends abbreviated (`src_apid`, `dst_apid`).
+fn routes() -> SchemaSnapshot {
+    snapshot_of(
+        "air",
+        vec![
+            table(
+                "airports",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("name", "TEXT", false),
+                    col("city", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "routes",
+                vec![
+                    col("rid", "INTEGER", true),
+                    col("src_apid", "INTEGER", false),
+                    col("dst_apid", "INTEGER", false),
+                    col("airline", "TEXT", false),
+                ],
+                vec![("src_apid", "airports"), ("dst_apid", "airports")],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn words_of_the_same_role_choose_an_abbreviated_key() {
+    let r = routes();
+    // "destination" says `dst`; "departing" says `src`, as "start" would.
+    check(
+        &r,
+        "Find the name of the airport which is the destination of the most number of routes.",
+        "SELECT a.name AS airport, COUNT(*) AS route_count FROM routes AS r INNER JOIN airports AS a ON r.dst_apid = a.id GROUP BY a.name ORDER BY route_count DESC LIMIT 1",
+    );
+    check(
+        &r,
+        "How many routes are departing from each airport? Give the airport names.",
+        "SELECT a.name AS airport, COUNT(*) AS route_count FROM routes AS r INNER JOIN airports AS a ON r.src_apid = a.id GROUP BY a.name ORDER BY a.name LIMIT 10000",
+    );
+}

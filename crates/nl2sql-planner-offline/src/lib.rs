@@ -339,7 +339,7 @@ fn plan(
     // The words to account for are the sub-query's own (the question, or the part of it
     // the decomposer wrote), whichever text the plan is finally built from.
     let intent = &request.sub_query.intent;
-    let intent_tokens = tokenize(intent);
+    let intent_tokens = link::join_compounds(intent, tokenize(intent), &index);
     let intent_reading = analyze(intent, &index, day, &ignore);
     for (k, text) in texts.iter().enumerate() {
         // The first text is the intent itself: read once.

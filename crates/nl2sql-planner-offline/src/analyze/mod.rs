@@ -326,7 +326,7 @@ pub(crate) fn analyze(
     today: Day,
     ignore: &[String],
 ) -> Result<Analysis, Unlinked> {
-    let tokens = tokenize(question);
+    let tokens = crate::link::join_compounds(question, tokenize(question), index);
     let mut cues = cues(&tokens, today);
     // A datasource's name is skipped where it names the datasource ("in the sales
     // database", "from supply"); elsewhere it may still be a word of the question ("total

@@ -13,6 +13,7 @@ use super::text::{Token, TokenKind, punctuated_before, split_ident, stem};
 
 mod booleans;
 mod cache;
+mod compounds;
 mod countries;
 mod full_names;
 mod genders;
@@ -26,6 +27,7 @@ mod schema;
 mod values;
 
 pub(crate) use cache::IndexCache;
+pub(crate) use compounds::join_compounds;
 pub(crate) use countries::names_country;
 use names::names;
 pub(crate) use roles::roles_said;

@@ -10,6 +10,7 @@ mod alternatives;
 mod analyst;
 mod cache;
 mod comparisons;
+mod compounds;
 mod confidence;
 mod coverage;
 mod cross_source;

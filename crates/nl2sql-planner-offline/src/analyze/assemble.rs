@@ -539,6 +539,30 @@ impl Builder<'_> {
         ranking
     }
 
+    /// Whether every grouping column is the key or the label of one table whose numbers
+    /// the question names (and no other numbers): one group per row of that table.
+    fn groups_are_the_numbers_rows(&self) -> bool {
+        let numbers: BTreeSet<usize> = self
+            .mentions
+            .iter()
+            .enumerate()
+            .filter_map(|(k, m)| match m.target {
+                Target::Column(c) if !self.consumed[k] && self.index.columns[c].is_measure() => {
+                    Some(self.index.columns[c].table)
+                }
+                _ => None,
+            })
+            .collect();
+        let mut tables = numbers.iter();
+        let (Some(&t), None) = (tables.next(), tables.next()) else {
+            return false;
+        };
+        self.a.group_by.iter().all(|&c| {
+            self.index.columns[c].table == t
+                && (self.index.single_key(t) == Some(c) || self.index.label_column(t) == Some(c))
+        })
+    }
+
     /// "wrestlers who are not located in Tokyo", "users whose status is done": column
     /// mention `k` (of column `c`) names the column of the value right after it (over
     /// "is", "not", "in" and the like) that the question filters on; it is that
@@ -708,6 +732,17 @@ impl Builder<'_> {
             && self.a.having.is_empty()
         {
             listed_groups = std::mem::take(&mut self.a.group_by);
+        }
+        // "the grade of each pupil", "the name and population of each county": groups
+        // that are the rows of the numbers' own table (its key or label) hold one row
+        // each; each row's own numbers are listed, not summed.
+        if !self.a.group_by.is_empty()
+            && self.a.measures.is_empty()
+            && self.cues.aggs.is_empty()
+            && self.a.having.is_empty()
+            && self.groups_are_the_numbers_rows()
+        {
+            listed_groups.extend(std::mem::take(&mut self.a.group_by));
         }
         // Grouping without an aggregation: sum a mentioned number, else count rows.
         if !self.a.group_by.is_empty() && self.a.measures.is_empty() {

@@ -54,3 +54,26 @@ fn an_each_that_ends_the_question_points_back_at_the_listed_column() {
         per_medium,
     );
 }
+
+#[test]
+fn numbers_of_each_row_are_listed_not_summed() {
+    let g = gallery();
+    // Each picture holds one price: "each picture" lists them, it does not total them per
+    // picture name (two pictures may share a name).
+    check(
+        &g,
+        "What is the price of each picture?",
+        "SELECT p.picture_name AS picture_name, p.price AS price FROM picture AS p LIMIT 10000",
+    );
+    check(
+        &g,
+        "Show the name and price of each picture.",
+        "SELECT p.picture_name AS picture_name, p.price AS price FROM picture AS p LIMIT 10000",
+    );
+    // Said with "total", the sum per group stays.
+    check(
+        &g,
+        "What is the total price of each picture?",
+        "SELECT p.picture_name AS picture_name, SUM(p.price) AS total_price FROM picture AS p GROUP BY p.picture_name ORDER BY p.picture_name LIMIT 10000",
+    );
+}

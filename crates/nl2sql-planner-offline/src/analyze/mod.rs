@@ -450,6 +450,21 @@ fn names_a_number_column(index: &SchemaIndex, m: &Mention) -> bool {
 const COMPUTED_READ: &str = "a column compared with its average, smallest or largest value \
      over the rows of its own table, all of them or those with named values, is understood";
 
+/// "where the reviewer had the same name as the director": two values of the rows
+/// compared with each other, which no plan element here reads ("same" is a stop word
+/// otherwise); answered without it, every row would pass. On Spider train the one such
+/// question answered was wrong.
+fn same_as(tokens: &[Token]) -> Option<String> {
+    let i = tokens.iter().position(|t| t.is("same"))?;
+    let k = (i + 1..tokens.len().min(i + 5)).find(|&k| tokens[k].is("as"))?;
+    let words: Vec<&str> = tokens[i..=k].iter().map(|t| t.raw.as_str()).collect();
+    Some(format!(
+        "'{}' compares two values of the rows with each other, which this planner does not \
+         read",
+        words.join(" ")
+    ))
+}
+
 /// "prices beyond the average", "players taller than the average of those in their team":
 /// a comparison word before an average that no phrase the analysis read holds (`read`
 /// holds the phrases it read); read as anything else, the condition would be dropped (on
@@ -659,6 +674,9 @@ impl Builder<'_> {
             ));
         }
         if let Some(reason) = compares_with_a_computed_value(self.tokens, &self.a.computed_read) {
+            self.unsupported.push(reason);
+        }
+        if let Some(reason) = same_as(self.tokens) {
             self.unsupported.push(reason);
         }
         if let Some(reason) = self.unsupported.first() {

@@ -660,7 +660,18 @@ pub(super) fn literal_values(
             // "have the substring 'dar' in their names": the column said after the
             // literal is the one it is part of; after another column ("catalog
             // publishers have 'Murray' in their names"), whose names they are is unsaid.
-            match (ending_at(q), column_after(tokens, mentions, j)) {
+            // "the state whose name contains 'North'", "catalog publishers whose name
+            // contains 'Murray'": a bare "name" after "whose" is the name the text column
+            // said before it holds (a state's, a publisher's), not another `name`.
+            let before = ending_at(q).map(|b| {
+                let bare_name = b.end == b.start + 1 && tokens[b.start].is_any(&["name", "names"]);
+                let owner = (bare_name && b.start > 0 && tokens[b.start - 1].is("whose"))
+                    .then(|| ending_at(b.start - 1))
+                    .flatten()
+                    .filter(|o| matches!(o.target, Target::Column(c) if text_column(c)));
+                owner.unwrap_or(b)
+            });
+            match (before, column_after(tokens, mentions, j)) {
                 (Some(b), Some(a))
                     if matches!(b.target, Target::Column(_)) && b.target != a.target =>
                 {

@@ -109,6 +109,16 @@ fn containing_a_literal_is_a_like_pattern() {
 }
 
 #[test]
+fn whose_name_after_a_text_column_is_that_columns_value() {
+    // The name of "the medium" is the medium itself, not the picture's name.
+    check(
+        &gallery(),
+        "Which pictures have a medium whose name contains the word 'Oil'?",
+        "SELECT p.picture_name AS picture_name, p.medium AS medium FROM picture AS p WHERE p.medium LIKE '%Oil%' LIMIT 10000",
+    );
+}
+
+#[test]
 fn starting_or_ending_with_a_literal_anchors_the_pattern() {
     let g = gallery();
     check_placed(

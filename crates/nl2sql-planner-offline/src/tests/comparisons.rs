@@ -449,8 +449,8 @@ fn a_count_of_a_text_column_plural_counts_its_rows() {
 
 #[test]
 fn the_same_value_as_another_column_is_refused_not_dropped() {
-    super::rules::refused_saying(
-        &super::literals::gallery(),
+    refused_saying(
+        &gallery(),
         "Which pictures have the same name as their artist's last name?",
         "'same name as' compares two values of the rows with each other",
     );

@@ -80,6 +80,18 @@ fn table_of(
         while tokens.get(at).is_some_and(|t| t.is_any(DETERMINERS)) {
             at += 1;
         }
+        // "the id of the most recent order", "the ids of the two longest songs": a count
+        // and a superlative may stand before the table.
+        let mut skipped = 0;
+        while skipped < 3 && tokens.get(at).is_some_and(ranks_rows) {
+            // "most expensive": the adjective after "most" or "least" ranks too.
+            let degree = tokens[at].is_any(&["most", "least"]);
+            at += 1;
+            skipped += 1;
+            if degree && !mentions.iter().any(|m| m.start == at) && at + 1 < tokens.len() {
+                at += 1;
+            }
+        }
         if let Some(m) = mentions.iter().find(|m| m.start == at) {
             return Some(m.target.table(index));
         }
@@ -94,6 +106,18 @@ fn table_of(
                 || (i + 2 == m.start && tokens[i + 1].is("and")))
     };
     mentions.iter().find(listed).map(|m| m.target.table(index))
+}
+
+/// Words that count or rank the rows named after them: a number ("two", "3"), "most",
+/// "least", "top", "recent", "first", "last", or a superlative in "-est" ("longest",
+/// "oldest").
+fn ranks_rows(t: &Token) -> bool {
+    const WORDS: &[&str] = &[
+        "most", "least", "top", "recent", "first", "last", "two", "three", "four", "five", "ten",
+    ];
+    t.kind == crate::text::TokenKind::Number
+        || t.is_any(WORDS)
+        || (t.lower.len() > 5 && t.lower.ends_with("est") && !t.lower.ends_with("rest"))
 }
 
 /// The one-column primary key of table `t`, when it is an identifier: a number, or a

@@ -122,3 +122,18 @@ fn a_code_word_reads_the_tables_own_code_key_too() {
         e.message
     );
 }
+
+#[test]
+fn id_of_the_ranked_rows_is_the_key_of_their_table() {
+    // A superlative or a count between "id of" and the table.
+    check(
+        &gallery(),
+        "What is the id of the most expensive picture?",
+        "SELECT p.picture_id AS picture_id, p.price AS price FROM picture AS p ORDER BY p.price DESC LIMIT 1",
+    );
+    check(
+        &gallery(),
+        "What are the ids of the two oldest artists?",
+        "SELECT a.artist_id AS artist_id, a.age AS age FROM artist AS a ORDER BY a.age DESC LIMIT 2",
+    );
+}

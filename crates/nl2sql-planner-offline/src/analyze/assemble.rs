@@ -1544,7 +1544,12 @@ impl Builder<'_> {
 
     /// `sorted by X`, direction words and a default order for grouped results.
     pub(super) fn ordering(&mut self) {
-        let key = self.cues.order_key;
+        // "ordered by decreasing number of cities": a direction between "by" and the key
+        // is the order's own (read as a cue already); the key follows it.
+        let key = self
+            .cues
+            .order_key
+            .map(|k| k + crate::intent::direction_words(self.tokens, k).map_or(0, |d| d.len));
         let target = key.and_then(|k| {
             self.mentions
                 .iter()

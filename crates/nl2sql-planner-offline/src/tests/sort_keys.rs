@@ -56,3 +56,25 @@ fn an_alphabetical_order_sorts_text_not_a_count() {
         "SELECT l.Title AS label, l.id AS id, COUNT(*) AS record_count FROM record AS r INNER JOIN label AS l ON r.LabelId = l.id GROUP BY l.Title, l.id HAVING COUNT(*) >= 2 ORDER BY l.Title LIMIT 10000",
     );
 }
+
+#[test]
+fn a_direction_between_by_and_the_key_is_skipped() {
+    let markets = snapshot_of(
+        "markets",
+        vec![table(
+            "market",
+            vec![
+                col("market_id", "INTEGER", true),
+                col("country", "TEXT", false),
+                col("number_cities", "INTEGER", false),
+            ],
+            vec![],
+        )],
+    );
+    // The key "number of cities" starts three words after "by".
+    check(
+        &markets,
+        "What are the countries of markets ordered by decreasing number of cities?",
+        "SELECT m.country AS country, m.number_cities AS number_cities FROM market AS m ORDER BY m.number_cities DESC LIMIT 10000",
+    );
+}

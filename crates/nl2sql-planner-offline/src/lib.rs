@@ -48,7 +48,6 @@ use build::{BuildError, output_names, plan_model};
 use coverage::{Coverage, cover};
 use intent::Day;
 use link::{IndexCache, SchemaIndex, datasource_words};
-use text::tokenize;
 
 /// The offline deterministic planner.
 #[derive(Debug, Clone)]
@@ -339,7 +338,7 @@ fn plan(
     // The words to account for are the sub-query's own (the question, or the part of it
     // the decomposer wrote), whichever text the plan is finally built from.
     let intent = &request.sub_query.intent;
-    let intent_tokens = link::join_compounds(intent, tokenize(intent), &index);
+    let intent_tokens = link::question_tokens(intent, &index);
     let intent_reading = analyze(intent, &index, day, &ignore);
     for (k, text) in texts.iter().enumerate() {
         // The first text is the intent itself: read once.

@@ -19,7 +19,7 @@ mod filters;
 mod intersections;
 mod per_answer;
 mod years;
-use super::text::{Token, TokenKind, is_function_word, is_stop_word, punctuated_before, tokenize};
+use super::text::{Token, TokenKind, is_function_word, is_stop_word, punctuated_before};
 
 /// Nouns that follow a datasource's name when the question names the datasource.
 const SOURCE_NOUNS: &[&str] = &[
@@ -326,7 +326,7 @@ pub(crate) fn analyze(
     today: Day,
     ignore: &[String],
 ) -> Result<Analysis, Unlinked> {
-    let tokens = crate::link::join_compounds(question, tokenize(question), index);
+    let tokens = crate::link::question_tokens(question, index);
     let mut cues = cues(&tokens, today);
     // A datasource's name is skipped where it names the datasource ("in the sales
     // database", "from supply"); elsewhere it may still be a word of the question ("total

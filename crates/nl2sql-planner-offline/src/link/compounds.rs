@@ -5,24 +5,13 @@
 //! word: otherwise neither word links ("last" would even read as a ranking in time).
 
 use super::schema::SchemaIndex;
-use crate::text::{Token, TokenKind, canonical};
+use crate::text::{Token, TokenKind, canonical, tokenize};
 
-/// `tokens` of `question` with each such pair joined into one word token spanning both.
-pub(crate) fn join_compounds(
-    question: &str,
-    tokens: Vec<Token>,
-    index: &SchemaIndex,
-) -> Vec<Token> {
-    let named = |stem: &str| {
-        index
-            .tables
-            .iter()
-            .any(|t| t.stems.iter().any(|s| s == stem))
-            || index
-                .columns
-                .iter()
-                .any(|c| c.stems.iter().any(|s| s == stem))
-    };
+/// The tokens of `question`, with each such pair joined into one word token spanning
+/// both: what the analysis and the coverage read.
+pub(crate) fn question_tokens(question: &str, index: &SchemaIndex) -> Vec<Token> {
+    let tokens = tokenize(question);
+    let named = |stem: &str| index.name_stems.contains(stem);
     let chars: Vec<char> = question.chars().collect();
     let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
     let mut tokens = tokens.into_iter().peekable();

@@ -27,7 +27,7 @@ mod schema;
 mod values;
 
 pub(crate) use cache::IndexCache;
-pub(crate) use compounds::join_compounds;
+pub(crate) use compounds::question_tokens;
 pub(crate) use countries::names_country;
 use names::names;
 pub(crate) use roles::roles_said;

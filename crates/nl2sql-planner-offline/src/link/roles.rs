@@ -21,12 +21,12 @@ const NO_ROLE: &[&str] = &[
 ];
 
 /// Words that say the same role of a key between two places or two ends: where a trip,
-/// a route or a flight starts, and where it ends. A key named with one (`src_apid`,
-/// `SourceAirport`, `start_station_id`) is said by any of its group.
+/// a route or a flight starts, and where it ends. A key named with one (`SourceAirport`,
+/// `start_station_id`, and `src_apid`, whose `src` the identifier stems spell out as
+/// "source") is said by any of its group.
 const ROLE_SYNONYMS: &[&[&str]] = &[
     &[
         "source",
-        "src",
         "origin",
         "start",
         "starting",
@@ -38,8 +38,6 @@ const ROLE_SYNONYMS: &[&[&str]] = &[
     ],
     &[
         "destination",
-        "dest",
-        "dst",
         "end",
         "ending",
         "arrive",

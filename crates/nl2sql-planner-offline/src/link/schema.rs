@@ -1,6 +1,8 @@
 //! The per-snapshot index that linking reads: tables, columns (words, synonyms,
 //! descriptions, sample values) and foreign keys.
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 use nl2sql_state::{ColumnStatistics, SchemaSnapshot};
@@ -143,6 +145,8 @@ pub(crate) struct SchemaIndex {
     pub(crate) columns: Vec<ColumnInfo>,
     /// Foreign keys, in a stable order.
     pub(crate) foreign_keys: Vec<ForeignKey>,
+    /// The stems of every table's and column's name words (`link/compounds.rs`).
+    pub(crate) name_stems: HashSet<String>,
 }
 
 impl SchemaIndex {
@@ -276,6 +280,13 @@ impl SchemaIndex {
                 }
             }
         }
+        index.name_stems = index
+            .tables
+            .iter()
+            .flat_map(|t| &t.stems)
+            .chain(index.columns.iter().flat_map(|c| &c.stems))
+            .cloned()
+            .collect();
         index
     }
 

@@ -45,6 +45,9 @@ pub(super) fn key_words(
             }
             continue;
         }
+        if key_with_number(mentions, tokens, used, index, i) {
+            continue;
+        }
         let Some(t) = table_of(mentions, tokens, index, i) else {
             continue;
         };
@@ -64,6 +67,83 @@ pub(super) fn key_words(
             },
         );
     }
+}
+
+/// Words between a table and the key word that picks one of its rows ("the document with
+/// id 3", "the student whose id is 171", "the aircraft that has an id of 12").
+const PICKING: &[&str] = &[
+    "with", "whose", "that", "which", "has", "have", "having", "the", "an", "a",
+];
+
+/// Words between the key word and its number ("id is 171", "an id of 12").
+const KEY_BINDERS: &[&str] = &["is", "of", "equal", "equals", "to", "number"];
+
+/// "the document with id 3", "the student whose id is 171": the key word at `i` after a
+/// table (over [`PICKING`] words, "with" or "whose" among them) and before a number the
+/// question reads nothing else into picks the row of that table whose key is the number:
+/// a mention of the key, and one of the number as its value. False (nothing added) when
+/// the words do not read that way or the table has no one-column numeric key.
+fn key_with_number(
+    mentions: &mut Vec<Mention>,
+    tokens: &[Token],
+    used: &[bool],
+    index: &SchemaIndex,
+    i: usize,
+) -> bool {
+    let mut s = i;
+    while s > 0 && i - s < 3 && tokens[s - 1].is_any(PICKING) {
+        s -= 1;
+    }
+    if !tokens[s..i]
+        .iter()
+        .any(|t| t.is_any(&["with", "whose", "has", "having"]))
+    {
+        return false;
+    }
+    let Some(Target::Table(t)) = mentions.iter().find(|m| m.end == s).map(|m| &m.target) else {
+        return false;
+    };
+    let Some(key) = key_of(index, *t) else {
+        return false;
+    };
+    if index.columns[key].class != TypeClass::Numeric {
+        return false;
+    }
+    let mut j = i + 1;
+    while j - i <= 2 && tokens.get(j).is_some_and(|t| t.is_any(KEY_BINDERS)) {
+        j += 1;
+    }
+    let free = |k: usize| {
+        !used.get(k).copied().unwrap_or(true) && !mentions.iter().any(|m| m.start <= k && k < m.end)
+    };
+    let Some(value) = tokens
+        .get(j)
+        .and_then(Token::number)
+        .filter(|_| (i + 1..=j).all(free))
+        .and_then(super::values::number_json)
+    else {
+        return false;
+    };
+    let at = mentions.partition_point(|m| m.start < i);
+    let key_mention = Mention {
+        start: i,
+        end: i + 1,
+        target: Target::Column(key),
+        score: WHOLE_NAME_SCORE,
+        alternatives: Vec::new(),
+        guess: None,
+    };
+    let value_mention = Mention {
+        start: i + 1,
+        end: j + 1,
+        target: Target::known(key, value),
+        // As a number after any other column's words scores ("bike id 636").
+        score: 20,
+        alternatives: Vec::new(),
+        guess: None,
+    };
+    mentions.splice(at..at, [key_mention, value_mention]);
+    true
 }
 
 /// The table the key word at `i` belongs to, when it is not named right before it.

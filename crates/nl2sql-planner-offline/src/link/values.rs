@@ -777,7 +777,15 @@ fn number_value(
         && numeric(c)
         && taken[k..i].iter().all(|t| !*t)
     {
-        return Some(pending(m.end, i + 1, vec![(target(c), 20)]));
+        // "document id 3" where `document_id` is a column of five tables: the number is a
+        // value of whichever of them the context settles the column words on (their ties
+        // are resolved later, the value's with them), not of the first by name.
+        let mut cands = vec![(target(c), 20)];
+        cands.extend(m.alternatives.iter().filter_map(|(t, _)| match t {
+            Target::Column(a) if *a != c && numeric(*a) => Some((target(*a), 20)),
+            _ => None,
+        }));
+        return Some(pending(m.end, i + 1, cands));
     }
     let after = mentions.iter().find(|m| m.start == i + 1)?;
     let Target::Column(c) = after.target else {
@@ -822,7 +830,7 @@ fn number_alternative(
 }
 
 /// A number of the question as a JSON value: an integer when it is whole.
-fn number_json(x: f64) -> Option<Value> {
+pub(super) fn number_json(x: f64) -> Option<Value> {
     serde_json::Number::from_f64(x).map(|n| {
         if x.fract() == 0.0 && x.abs() < 1e15 {
             #[allow(clippy::cast_possible_truncation)]

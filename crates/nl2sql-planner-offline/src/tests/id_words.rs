@@ -7,7 +7,7 @@
 
 use super::absent::library;
 use super::literals::gallery;
-use super::rules::{check, refused_placing};
+use super::rules::{check, check_placed, refused_placing};
 use super::{col, snapshot_of, table};
 
 #[test]
@@ -135,5 +135,66 @@ fn id_of_the_ranked_rows_is_the_key_of_their_table() {
         &gallery(),
         "What are the ids of the two oldest artists?",
         "SELECT a.artist_id AS artist_id, a.age AS age FROM artist AS a ORDER BY a.age DESC LIMIT 2",
+    );
+}
+
+#[test]
+fn a_table_with_id_and_a_number_is_the_row_with_that_key() {
+    let g = gallery();
+    check_placed(
+        &g,
+        "What is the price of the picture with id 3?",
+        "SELECT p.picture_name AS picture_name, p.price AS price FROM picture AS p WHERE p.picture_id = 3 LIMIT 10000",
+    );
+    check_placed(
+        &g,
+        "What is the age of the artist whose id is 7?",
+        "SELECT a.first_name AS first_name, a.age AS age FROM artist AS a WHERE a.artist_id = 7 LIMIT 10000",
+    );
+    check_placed(
+        &g,
+        "What is the first name of the artist that has an id of 7?",
+        "SELECT a.first_name AS first_name FROM artist AS a WHERE a.artist_id = 7 LIMIT 10000",
+    );
+    // "id" with no number after it is not a row's key picked out: still refused.
+    refused_placing(&g, "What is the price of the picture with id?", "id");
+}
+
+/// Documents, and a circulation log whose `document_id` refers to them (its name sorts
+/// first).
+fn circulated() -> nl2sql_state::SchemaSnapshot {
+    snapshot_of(
+        "circulated",
+        vec![
+            table(
+                "Documents",
+                vec![
+                    col("document_id", "INTEGER", true),
+                    col("receipt_date", "DATETIME", false),
+                ],
+                vec![],
+            ),
+            table(
+                "Circulation",
+                vec![
+                    col("circulation_id", "INTEGER", true),
+                    col("document_id", "INTEGER", false),
+                    col("copy_number", "INTEGER", false),
+                ],
+                vec![("document_id", "Documents")],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn a_number_after_a_column_of_several_tables_is_a_value_of_the_one_in_context() {
+    // `document_id` is a column of both tables: the receipt date is the documents', and so
+    // is the column "document id 3" filters on (not the log's, first by name, which
+    // joined the log and answered with no rows for a document never circulated).
+    check_placed(
+        &circulated(),
+        "What is the receipt date of document id 3?",
+        "SELECT d.receipt_date AS receipt_date FROM Documents AS d WHERE d.document_id = 3 LIMIT 10000",
     );
 }

@@ -680,6 +680,29 @@ impl Builder<'_> {
                 }
                 continue;
             }
+            // "customers who have taken a total amount of more than 5000 in loans": the
+            // total of the amount column named before "of" is compared (HAVING SUM), and
+            // the loans after the number are the rows it sums, not rows to count.
+            if let Some(kb) = before
+                && let Some(c) = self.mentions[kb].column()
+                && self.index.columns[c].is_measure()
+                && self.mentions[kb].end + 1 == cue.start
+                && self.tokens[self.mentions[kb].end].is("of")
+                && self.mentions[kb].start > 0
+                && self.tokens[self.mentions[kb].start - 1].is_any(&["total", "sum", "combined"])
+            {
+                self.consumed[kb] = true;
+                if let Some(ka) = after
+                    && matches!(self.mentions[ka].target,
+                        Target::Table(t) if t == self.index.columns[c].table)
+                {
+                    self.consumed[ka] = true;
+                }
+                for (op, v) in &cue.bounds {
+                    self.sum_havings.push((c, *op, *v));
+                }
+                continue;
+            }
             let chosen = match (after, before) {
                 (Some(k), _) if numeric(&self.mentions[k]) => Some(k),
                 (Some(k), _) if matches!(self.mentions[k].target, Target::Table(_)) => {
@@ -983,8 +1006,17 @@ impl Builder<'_> {
     /// and the tables it refers to ("the tallest entrepreneur", whose height is the
     /// person's), else in any table the question names.
     pub(super) fn implied_extreme(&self, start: usize, end: usize) -> Option<(usize, bool)> {
-        use Dimension::{Age, Height, Length, Weight};
+        use Dimension::{Age, Height, Length, Price, Weight};
+        let next = self.tokens.get(start + 1).map_or("", |t| t.lower.as_str());
         let readings: &[(Dimension, bool)] = match self.tokens.get(start)?.lower.as_str() {
+            // "the three most expensive procedures" over `Cost`, "the cheapest hotel"
+            // over `price_range`: a price or cost of the rows.
+            "most" if end > start + 1 && matches!(next, "expensive" | "costly") => &[(Price, true)],
+            "least" if end > start + 1 && matches!(next, "expensive" | "costly") => {
+                &[(Price, false)]
+            }
+            "cheapest" => &[(Price, false)],
+            "costliest" | "priciest" => &[(Price, true)],
             "youngest" => &[(Age, false)],
             "oldest" => &[(Age, true)],
             "tallest" => &[(Height, true)],
@@ -1099,6 +1131,8 @@ enum Dimension {
     Height,
     Length,
     Weight,
+    /// A price or cost (`Price`, `Cost`, `price_range`, `unit_cost`).
+    Price,
 }
 
 impl Dimension {
@@ -1124,6 +1158,14 @@ impl Dimension {
                 Some(false)
             }
             Dimension::Weight if col.is_measure() && name.contains("weight") => Some(false),
+            Dimension::Price
+                if col.is_measure()
+                    && col.plain.iter().any(|w| {
+                        *w == crate::text::stem("price") || *w == crate::text::stem("cost")
+                    }) =>
+            {
+                Some(false)
+            }
             _ => None,
         }
     }

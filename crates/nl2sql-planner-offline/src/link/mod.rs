@@ -690,36 +690,41 @@ fn resolve_ties(
     index: &SchemaIndex,
     prefer: Option<TypeClass>,
 ) {
-    // "rooms that have no reservations": the rows without matches are the table Rooms,
-    // not `Reservations.Room`, the column that points at it; before a negation a column
-    // referring to a table the same words name is not a reading of them. (Elsewhere it
-    // often is: "the grape of each wine" is `wine.Grape`.)
+    const NEGATIONS: &[&str] = &[
+        "no", "not", "never", "without", "none", "don", "doesn", "didn",
+    ];
     let negated_after = |m: &Mention| {
         tokens[m.end..(m.end + 4).min(tokens.len())]
             .iter()
-            .any(|t| t.is_any(&["no", "not", "never", "without", "none"]))
+            .any(|t| t.is_any(NEGATIONS))
     };
+    // Before a negation, a column that refers to the table of another reading of the same
+    // words is not a reading of them: "rooms that have no reservations" are `Rooms`, not
+    // `Reservations.Room`; "customer ids who don't have an account" are
+    // `Customers.customer_id`, not `Accounts.customer_id` (which the account named after
+    // the negation would put in context). Elsewhere it often is: "the grape of each
+    // wine" is `wine.Grape`.
     let alternatives = |m: &Mention| -> Option<Vec<(Target, u32)>> {
         if !negated_after(m) {
             return (!m.alternatives.is_empty()).then(|| m.alternatives.clone());
         }
         (!m.alternatives.is_empty()).then(|| {
-            let tables: Vec<usize> = m
+            let tables: Vec<usize> = m.alternatives.iter().map(|(t, _)| t.table(index)).collect();
+            let kept: Vec<(Target, u32)> = m
                 .alternatives
-                .iter()
-                .filter_map(|(t, _)| match t {
-                    Target::Table(t) => Some(*t),
-                    _ => None,
-                })
-                .collect();
-            m.alternatives
                 .iter()
                 .filter(|(t, _)| {
                     !matches!(t, Target::Column(c)
-                        if tables.iter().any(|&to| index.column_refers_to(*c, to)))
+                        if tables.iter().any(|&to| to != index.columns[*c].table
+                            && index.column_refers_to(*c, to)))
                 })
                 .cloned()
-                .collect()
+                .collect();
+            if kept.is_empty() {
+                m.alternatives.clone()
+            } else {
+                kept
+            }
         })
     };
     let mut context: Vec<usize> = mentions

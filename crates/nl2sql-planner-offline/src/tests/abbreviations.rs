@@ -145,3 +145,41 @@ fn course_and_employee_abbreviations_are_their_words() {
         );
     }
 }
+
+#[test]
+fn account_balance_and_latitude_are_read_in_their_short_forms() {
+    let mut contract = SchemaContract::new("branches", "sqlite");
+    contract.add_table(table(
+        "customer",
+        vec![
+            col("cust_ID", "INTEGER", true),
+            col("cust_name", "TEXT", false),
+            col("acc_type", "TEXT", false),
+            col("acc_bal", "INTEGER", false),
+        ],
+        vec![],
+    ));
+    contract.add_table(table(
+        "station",
+        vec![
+            col("id", "INTEGER", true),
+            col("name", "TEXT", false),
+            col("lat", "REAL", false),
+        ],
+        vec![],
+    ));
+    let s = SchemaSnapshot {
+        contract,
+        metadata: None,
+    };
+    check(
+        &s,
+        "What are the names and account balances of all customers?",
+        "SELECT c.cust_name AS cust_name, c.acc_bal AS acc_bal FROM customer AS c LIMIT 10000",
+    );
+    check(
+        &s,
+        "What is the average latitude of all stations?",
+        "SELECT AVG(s.lat) AS avg_lat FROM station AS s LIMIT 10000",
+    );
+}

@@ -330,3 +330,54 @@ fn rows_missing_through_another_table_are_counted_per_row() {
         e.message
     );
 }
+
+/// Customers and their accounts: `customer_id` is a column of both.
+fn banking() -> SchemaSnapshot {
+    snapshot_of(
+        "banking",
+        vec![
+            table(
+                "Customers",
+                vec![
+                    col("customer_id", "INTEGER", true),
+                    col("customer_name", "TEXT", false),
+                ],
+                vec![],
+            ),
+            refers_by_name(table(
+                "Accounts",
+                vec![
+                    col("account_id", "INTEGER", true),
+                    col("customer_id", "INTEGER", false),
+                    col("account_name", "TEXT", false),
+                ],
+                vec![("customer_id", "Customers")],
+            )),
+        ],
+    )
+}
+
+/// `t` with each foreign key referring to the column of its own name (not `id`).
+pub(super) fn refers_by_name(mut t: nl2sql_state::TableContract) -> nl2sql_state::TableContract {
+    for fk in &mut t.foreign_keys {
+        fk.referred_columns = fk.constrained_columns.clone();
+    }
+    t
+}
+
+#[test]
+fn a_column_before_a_negation_is_not_of_the_table_negated() {
+    // "customer ids" names `customer_id` of both tables; the accounts are what the
+    // customers lack, so the ids are the customers' (not `Accounts.customer_id`, which
+    // the account named after the negation put in context).
+    for q in [
+        "Show customer ids who don't have an account.",
+        "Show customer ids who do not have an account.",
+    ] {
+        check(
+            &banking(),
+            q,
+            "SELECT c.customer_id AS customer_id FROM Customers AS c LEFT JOIN Accounts AS a ON c.customer_id = a.customer_id WHERE a.account_id IS NULL LIMIT 10000",
+        );
+    }
+}

@@ -455,3 +455,32 @@ fn the_same_value_as_another_column_is_refused_not_dropped() {
         "'same name as' compares two values of the rows with each other",
     );
 }
+
+#[test]
+fn a_total_amount_of_more_than_n_in_a_table_compares_the_sum_not_a_count() {
+    let s = snapshot_of(
+        "lending",
+        vec![
+            table(
+                "customer",
+                vec![col("id", "INTEGER", true), col("cust_name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "loan",
+                vec![
+                    col("loan_id", "INTEGER", true),
+                    col("amount", "INTEGER", false),
+                    col("cust_id", "INTEGER", false),
+                ],
+                vec![("cust_id", "customer")],
+            ),
+        ],
+    );
+    // Not `HAVING COUNT(*) > 5000`: the 5000 is an amount, the loans hold it.
+    check(
+        &s,
+        "What are the names of customers who have taken a total amount of more than 5000 in loans?",
+        "SELECT c.cust_name AS cust_name, SUM(l.amount) AS total_amount FROM loan AS l INNER JOIN customer AS c ON l.cust_id = c.id GROUP BY c.id, c.cust_name HAVING SUM(l.amount) > 5000 ORDER BY c.id, c.cust_name LIMIT 10000",
+    );
+}

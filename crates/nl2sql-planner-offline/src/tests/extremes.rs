@@ -527,3 +527,51 @@ fn the_largest_number_of_a_rows_own_amount_ranks_the_rows() {
         "SELECT b.state AS state, SUM(b.no_of_customers) AS total_no_of_customers FROM bank AS b GROUP BY b.state ORDER BY total_no_of_customers DESC LIMIT 1",
     );
 }
+
+/// Procedures with a `Cost` and hotels with a `price_range`: prices no "price" word names.
+fn priced() -> SchemaSnapshot {
+    use super::{col, snapshot_of, table};
+    snapshot_of(
+        "priced",
+        vec![
+            table(
+                "Procedures",
+                vec![
+                    col("Code", "INTEGER", true),
+                    col("Name", "TEXT", false),
+                    col("Cost", "REAL", false),
+                ],
+                vec![],
+            ),
+            table(
+                "Hotels",
+                vec![
+                    col("hotel_id", "INTEGER", true),
+                    col("hotel_details", "TEXT", false),
+                    col("price_range", "REAL", false),
+                ],
+                vec![],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn most_expensive_and_cheapest_rank_by_a_price_or_cost() {
+    let p = priced();
+    check(
+        &p,
+        "Find the three most expensive procedures.",
+        "SELECT p.Name AS procedure, p.Cost AS cost FROM Procedures AS p ORDER BY p.Cost DESC LIMIT 3",
+    );
+    check(
+        &p,
+        "Show the details of the 2 least expensive hotels.",
+        "SELECT h.hotel_details AS hotel_details, h.price_range AS price_range FROM Hotels AS h ORDER BY h.price_range LIMIT 2",
+    );
+    check(
+        &p,
+        "What is the name of the costliest procedure?",
+        "SELECT p.Name AS procedure, p.Cost AS cost FROM Procedures AS p ORDER BY p.Cost DESC LIMIT 1",
+    );
+}

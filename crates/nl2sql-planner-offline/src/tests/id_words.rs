@@ -5,7 +5,7 @@
 //! (keys `artist_id`, `picture_id`) and the library of the absent-rows tests. An integer
 //! column named by one agent noun (`Advisor`) is a key too: who, not how much.
 
-use super::absent::library;
+use super::absent::{library, refers_by_name};
 use super::literals::gallery;
 use super::rules::{check, check_placed, refused_placing};
 use super::{col, snapshot_of, table};
@@ -174,7 +174,7 @@ fn circulated() -> nl2sql_state::SchemaSnapshot {
                 ],
                 vec![],
             ),
-            table(
+            refers_by_name(table(
                 "Circulation",
                 vec![
                     col("circulation_id", "INTEGER", true),
@@ -182,7 +182,7 @@ fn circulated() -> nl2sql_state::SchemaSnapshot {
                     col("copy_number", "INTEGER", false),
                 ],
                 vec![("document_id", "Documents")],
-            ),
+            )),
         ],
     )
 }

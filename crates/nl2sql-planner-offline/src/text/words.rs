@@ -460,4 +460,10 @@ pub(super) const ABBREVIATIONS: &[(&str, &[&str])] = &[
     ("src", &["source"]),
     ("dst", &["destination"]),
     ("dest", &["destination"]),
+    ("acc", &["account"]),
+    ("acct", &["account"]),
+    ("bal", &["balance"]),
+    ("fac", &["faculty"]),
+    ("pos", &["position"]),
+    ("lat", &["latitude"]),
 ];

@@ -75,6 +75,12 @@ const PICKING: &[&str] = &[
     "with", "whose", "that", "which", "has", "have", "having", "the", "an", "a",
 ];
 
+/// Comparison words a key word may be followed by ("whose id is between 10 and 20").
+const COMPARING: &[&str] = &[
+    "between", "greater", "more", "less", "fewer", "above", "below", "over", "under", "larger",
+    "smaller", "higher", "lower", "at",
+];
+
 /// Words between the key word and its number ("id is 171", "an id of 12").
 const KEY_BINDERS: &[&str] = &["is", "of", "equal", "equals", "to", "number"];
 
@@ -100,10 +106,26 @@ fn key_with_number(
     {
         return false;
     }
-    let Some(Target::Table(t)) = mentions.iter().find(|m| m.end == s).map(|m| &m.target) else {
+    // The table, or a column said of it that ends with its name ("the detail of vehicle
+    // with id 1" read as `Vehicles.vehicle_details`).
+    let Some(t) = mentions
+        .iter()
+        .find(|m| m.end == s)
+        .and_then(|m| match m.target {
+            Target::Table(t) => Some(t),
+            Target::Column(c) => {
+                let t = index.columns[c].table;
+                index.tables[t]
+                    .stems
+                    .contains(&tokens[m.end - 1].stem)
+                    .then_some(t)
+            }
+            Target::Value { .. } => None,
+        })
+    else {
         return false;
     };
-    let Some(key) = key_of(index, *t) else {
+    let Some(key) = key_of(index, t) else {
         return false;
     };
     if index.columns[key].class != TypeClass::Numeric {
@@ -116,14 +138,6 @@ fn key_with_number(
     let free = |k: usize| {
         !used.get(k).copied().unwrap_or(true) && !mentions.iter().any(|m| m.start <= k && k < m.end)
     };
-    let Some(value) = tokens
-        .get(j)
-        .and_then(Token::number)
-        .filter(|_| (i + 1..=j).all(free))
-        .and_then(super::values::number_json)
-    else {
-        return false;
-    };
     let at = mentions.partition_point(|m| m.start < i);
     let key_mention = Mention {
         start: i,
@@ -132,6 +146,20 @@ fn key_with_number(
         score: WHOLE_NAME_SCORE,
         alternatives: Vec::new(),
         guess: None,
+    };
+    // "the customers whose id is between 10 and 20": a comparison the cues read follows;
+    // it compares the key.
+    if tokens.get(j).is_some_and(|t| t.is_any(COMPARING)) && used.get(j).copied().unwrap_or(false) {
+        mentions.insert(at, key_mention);
+        return true;
+    }
+    let Some(value) = tokens
+        .get(j)
+        .and_then(Token::number)
+        .filter(|_| (i + 1..=j).all(free))
+        .and_then(super::values::number_json)
+    else {
+        return false;
     };
     let value_mention = Mention {
         start: i + 1,

@@ -156,6 +156,18 @@ fn a_table_with_id_and_a_number_is_the_row_with_that_key() {
         "What is the first name of the artist that has an id of 7?",
         "SELECT a.first_name AS first_name FROM artist AS a WHERE a.artist_id = 7 LIMIT 10000",
     );
+    // The table's name ends a column said of it ("the medium of picture").
+    check_placed(
+        &g,
+        "Show the medium of picture with id 3.",
+        "SELECT p.medium AS medium FROM picture AS p WHERE p.picture_id = 3 LIMIT 10000",
+    );
+    // A comparison after the key word compares the key.
+    check_placed(
+        &g,
+        "What is the price of the pictures whose id is between 3 and 7?",
+        "SELECT p.picture_name AS picture_name, p.price AS price FROM picture AS p WHERE p.picture_id >= 3 AND p.picture_id <= 7 LIMIT 10000",
+    );
     // "id" with no number after it is not a row's key picked out: still refused.
     refused_placing(&g, "What is the price of the picture with id?", "id");
 }

@@ -55,17 +55,19 @@ pub(super) fn key_words(
             continue;
         };
         let at = mentions.partition_point(|m| m.start < i);
-        mentions.insert(
-            at,
-            Mention {
-                start: i,
-                end: i + 1,
-                target: Target::Column(key),
-                score: WHOLE_NAME_SCORE,
-                alternatives: Vec::new(),
-                guess: None,
-            },
-        );
+        mentions.insert(at, key_at(i, key));
+    }
+}
+
+/// The key word at `i` read as the key column `key`.
+fn key_at(i: usize, key: usize) -> Mention {
+    Mention {
+        start: i,
+        end: i + 1,
+        target: Target::Column(key),
+        score: WHOLE_NAME_SCORE,
+        alternatives: Vec::new(),
+        guess: None,
     }
 }
 
@@ -87,8 +89,10 @@ const KEY_BINDERS: &[&str] = &["is", "of", "equal", "equals", "to", "number"];
 /// "the document with id 3", "the student whose id is 171": the key word at `i` after a
 /// table (over [`PICKING`] words, "with" or "whose" among them) and before a number the
 /// question reads nothing else into picks the row of that table whose key is the number:
-/// a mention of the key, and one of the number as its value. False (nothing added) when
-/// the words do not read that way or the table has no one-column numeric key.
+/// a mention of the key, and one of the number as its value. Before a comparison the cues
+/// read ("whose id is between 10 and 20") only the key is mentioned; the comparison binds
+/// to it. False (nothing added) when the words do not read that way or the table has no
+/// one-column numeric key.
 fn key_with_number(
     mentions: &mut Vec<Mention>,
     tokens: &[Token],
@@ -139,14 +143,7 @@ fn key_with_number(
         !used.get(k).copied().unwrap_or(true) && !mentions.iter().any(|m| m.start <= k && k < m.end)
     };
     let at = mentions.partition_point(|m| m.start < i);
-    let key_mention = Mention {
-        start: i,
-        end: i + 1,
-        target: Target::Column(key),
-        score: WHOLE_NAME_SCORE,
-        alternatives: Vec::new(),
-        guess: None,
-    };
+    let key_mention = key_at(i, key);
     // "the customers whose id is between 10 and 20": a comparison the cues read follows;
     // it compares the key.
     if tokens.get(j).is_some_and(|t| t.is_any(COMPARING)) && used.get(j).copied().unwrap_or(false) {

@@ -6,7 +6,7 @@
 use nl2sql_state::{SchemaContract, SchemaSnapshot};
 
 use super::rules::check;
-use super::{col, table};
+use super::{col, snapshot_of, table};
 
 fn staff() -> SchemaSnapshot {
     let mut contract = SchemaContract::new("staff", "sqlite");
@@ -148,30 +148,30 @@ fn course_and_employee_abbreviations_are_their_words() {
 
 #[test]
 fn account_balance_and_latitude_are_read_in_their_short_forms() {
-    let mut contract = SchemaContract::new("branches", "sqlite");
-    contract.add_table(table(
-        "customer",
+    let s = snapshot_of(
+        "branches",
         vec![
-            col("cust_ID", "INTEGER", true),
-            col("cust_name", "TEXT", false),
-            col("acc_type", "TEXT", false),
-            col("acc_bal", "INTEGER", false),
+            table(
+                "customer",
+                vec![
+                    col("cust_ID", "INTEGER", true),
+                    col("cust_name", "TEXT", false),
+                    col("acc_type", "TEXT", false),
+                    col("acc_bal", "INTEGER", false),
+                ],
+                vec![],
+            ),
+            table(
+                "station",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("name", "TEXT", false),
+                    col("lat", "REAL", false),
+                ],
+                vec![],
+            ),
         ],
-        vec![],
-    ));
-    contract.add_table(table(
-        "station",
-        vec![
-            col("id", "INTEGER", true),
-            col("name", "TEXT", false),
-            col("lat", "REAL", false),
-        ],
-        vec![],
-    ));
-    let s = SchemaSnapshot {
-        contract,
-        metadata: None,
-    };
+    );
     check(
         &s,
         "What are the names and account balances of all customers?",

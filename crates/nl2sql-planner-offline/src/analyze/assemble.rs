@@ -43,6 +43,17 @@ const MORE_PLACE_WORDS: &[&str] = &[
     "long",
 ];
 
+/// The aggregate's name in a sentence.
+fn agg_word(agg: Agg) -> &'static str {
+    match agg {
+        Agg::Count => "count",
+        Agg::Sum => "total",
+        Agg::Avg => "average",
+        Agg::Min => "minimum",
+        Agg::Max => "maximum",
+    }
+}
+
 /// A plain aggregate of `column` (or of rows) over `table`.
 fn plain(agg: Agg, column: Option<usize>, table: usize) -> Measure {
     Measure {
@@ -64,7 +75,7 @@ impl Builder<'_> {
     ) -> Result<(), Unlinked> {
         let entity = self.entity_reading();
         self.bind_count_conditions(&entity, count_havings);
-        self.bind_sum_conditions(&entity);
+        self.bind_aggregate_conditions(&entity)?;
         let rank = rank.map(|(key, desc, n)| {
             let counted = entity.mention.and_then(|k| self.count_before(k));
             match (counted, self.cues.top) {
@@ -334,7 +345,7 @@ impl Builder<'_> {
                         span: None,
                     });
                 } else {
-                    self.sum_havings.push((c, op, v));
+                    self.agg_havings.push((Agg::Sum, c, op, v));
                 }
                 continue;
             }
@@ -351,28 +362,47 @@ impl Builder<'_> {
         }
     }
 
-    /// Sum conditions: `shifts that produced more than 1000 units in total`.
-    fn bind_sum_conditions(&mut self, entity: &Entity) {
-        for (c, op, v) in std::mem::take(&mut self.sum_havings) {
+    /// Conditions on a group's aggregate: `shifts that produced more than 1000 units in
+    /// total`, `studios whose average gross is above 4500000`.
+    fn bind_aggregate_conditions(&mut self, entity: &Entity) -> Result<(), Unlinked> {
+        for (agg, c, op, v) in std::mem::take(&mut self.agg_havings) {
             let existing = self
                 .a
                 .measures
                 .iter()
-                .position(|m| m.agg == Agg::Sum && m.column == Some(c) && m.times.is_none());
+                .position(|m| m.agg == agg && m.column == Some(c) && m.times.is_none());
             let m = existing.unwrap_or_else(|| {
-                self.push_measure(plain(Agg::Sum, Some(c), self.index.columns[c].table))
+                self.push_measure(plain(agg, Some(c), self.index.columns[c].table))
             });
             self.a.having.push(Having {
                 measure: m,
                 op,
                 value: v,
             });
-            if let Some(e) = entity.column
-                && e != c
-            {
-                self.group_by_once(e);
+            match entity.column {
+                Some(e) if e != c => {
+                    if agg != Agg::Sum {
+                        self.group_by_the_named_rows(entity, self.index.columns[c].table);
+                    }
+                    self.group_by_once(e);
+                }
+                // "the average gross above 4500000" names no groups: a condition on the
+                // average of every row is not what was asked.
+                _ if agg != Agg::Sum => {
+                    return Err(Unlinked {
+                        words: Vec::new(),
+                        reason: format!(
+                            "the condition on the {} of {} names no groups to compute it for; \
+                             name what it is per (e.g. 'for each …')",
+                            agg_word(agg),
+                            self.index.columns[c].name
+                        ),
+                    });
+                }
+                _ => {}
             }
         }
+        Ok(())
     }
 
     /// "Which warehouse holds the stock, and how much of it": an attribute asked for with

@@ -15,6 +15,10 @@ impl Builder<'_> {
         // to the weight.
         let mut bound: Vec<Option<usize>> = vec![None; self.cues.aggs.len()];
         for (n, cue) in self.cues.aggs.iter().enumerate() {
+            // ("studios whose average gross is above 4500000": a group's condition.)
+            if self.having_cues.contains(&n) {
+                continue;
+            }
             // "on average, how many workers …": the count names the unit being averaged;
             // "the maximum number of pilots" over a number column: the unit maximised.
             if cue.agg == Agg::Count

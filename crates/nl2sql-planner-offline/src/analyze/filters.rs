@@ -699,7 +699,7 @@ impl Builder<'_> {
                     self.consumed[ka] = true;
                 }
                 for (op, v) in &cue.bounds {
-                    self.sum_havings.push((c, *op, *v));
+                    self.agg_havings.push((Agg::Sum, c, *op, *v));
                 }
                 continue;
             }
@@ -734,11 +734,21 @@ impl Builder<'_> {
                     let Some(c) = self.mentions[k].column() else {
                         continue;
                     };
+                    // "studios whose average gross is above 4500000", "jobs with average
+                    // salary above 8000": a condition on each group's aggregate (HAVING).
+                    if let Some(n) = self.aggregate_compared(k, cue.start) {
+                        self.having_cues.push(n);
+                        let agg = self.cues.aggs[n].agg;
+                        for (op, v) in &cue.bounds {
+                            self.agg_havings.push((agg, c, *op, *v));
+                        }
+                        continue;
+                    }
                     // "which shifts produced more than 1000 units in total": a condition
                     // on the groups' sum (HAVING), not on rows.
                     if total.is_some() {
                         for (op, v) in &cue.bounds {
-                            self.sum_havings.push((c, *op, *v));
+                            self.agg_havings.push((Agg::Sum, c, *op, *v));
                         }
                         continue;
                     }
@@ -778,6 +788,30 @@ impl Builder<'_> {
             }
         }
         count_havings
+    }
+
+    /// The aggregation cue (not a count) right before the compared column mention `k`,
+    /// when the mention ends the words before the comparison at `cmp_start` ("an average
+    /// gross of over", "whose maximum salary is above"): the comparison is on that
+    /// aggregate of each group. Not "the average gross of films above 10", where the
+    /// comparison is said of the films.
+    fn aggregate_compared(&self, k: usize, cmp_start: usize) -> Option<usize> {
+        let m = &self.mentions[k];
+        let between_is_copula = m.end <= cmp_start
+            && self.tokens[m.end..cmp_start]
+                .iter()
+                .all(|t| t.is_any(&["is", "are", "was", "were", "of"]));
+        if !between_is_copula {
+            return None;
+        }
+        self.cues.aggs.iter().enumerate().find_map(|(n, a)| {
+            (a.agg != Agg::Count
+                && a.end <= m.start
+                && m.start - a.end <= 1
+                && self.only_filler(a.end, m.start)
+                && !self.having_cues.contains(&n))
+            .then_some(n)
+        })
     }
 
     /// Whether mention `k`, right after a count comparison, is a plural naming a text

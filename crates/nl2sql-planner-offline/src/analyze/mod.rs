@@ -401,7 +401,8 @@ pub(crate) fn analyze(
         negations_used: vec![false; cues.negations.len()],
         values_without: Vec::new(),
         noun_counts: Vec::new(),
-        sum_havings: Vec::new(),
+        agg_havings: Vec::new(),
+        having_cues: Vec::new(),
         filter_tokens: vec![false; tokens.len()],
         count_named: false,
         arithmetic: None,
@@ -534,8 +535,12 @@ struct Builder<'a> {
     values_without: Vec<(usize, usize)>,
     /// "machine count": where a table followed by `count` starts, and its count measure.
     noun_counts: Vec<(usize, usize)>,
-    /// Conditions on a column's sum per group (HAVING SUM): column, operator, bound.
-    sum_havings: Vec<(usize, CmpOp, f64)>,
+    /// Conditions on an aggregate of a column per group (HAVING SUM, HAVING AVG…):
+    /// aggregate, column, operator, bound.
+    agg_havings: Vec<(Agg, usize, CmpOp, f64)>,
+    /// The aggregation cues (indices into `cues.aggs`) that such a condition read
+    /// ("studios whose average gross is above 4500000"): no measure of their own.
+    having_cues: Vec<usize>,
     /// Tokens that spell a value filter, with the column or table word that names it
     /// ("the Day shift"): filler between a cue and what it binds to.
     filter_tokens: Vec<bool>,

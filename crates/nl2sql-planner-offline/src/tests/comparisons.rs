@@ -484,3 +484,67 @@ fn a_total_amount_of_more_than_n_in_a_table_compares_the_sum_not_a_count() {
         "SELECT c.cust_name AS cust_name, SUM(l.amount) AS total_amount FROM loan AS l INNER JOIN customer AS c ON l.cust_id = c.id GROUP BY c.id, c.cust_name HAVING SUM(l.amount) > 5000 ORDER BY c.id, c.cust_name LIMIT 10000",
     );
 }
+
+/// Films with their studio and gross; instructors with their department's salary.
+fn studios() -> SchemaSnapshot {
+    snapshot_of(
+        "studios",
+        vec![
+            table(
+                "film",
+                vec![
+                    col("film_id", "INTEGER", true),
+                    col("title", "TEXT", false),
+                    col("studio", "TEXT", false),
+                    col("gross", "INTEGER", false),
+                ],
+                vec![],
+            ),
+            table(
+                "department",
+                vec![col("id", "INTEGER", true), col("dept_name", "TEXT", false)],
+                vec![],
+            ),
+            table(
+                "instructor",
+                vec![
+                    col("instructor_id", "INTEGER", true),
+                    col("name", "TEXT", false),
+                    col("salary", "INTEGER", false),
+                    col("dept_id", "INTEGER", false),
+                ],
+                vec![("dept_id", "department")],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn an_aggregate_named_before_the_compared_column_is_each_groups_condition() {
+    let s = studios();
+    // Not `WHERE gross > 4500000` with the average left unplaced: each studio's average.
+    check(
+        &s,
+        "Which studios have an average gross of over 4500000?",
+        "SELECT f.studio AS studio, AVG(f.gross) AS avg_gross FROM film AS f GROUP BY f.studio HAVING AVG(f.gross) > 4500000 ORDER BY f.studio LIMIT 10000",
+    );
+    check(
+        &s,
+        "List the studios whose maximum gross is below 1000.",
+        "SELECT f.studio AS studio, MAX(f.gross) AS max_gross FROM film AS f GROUP BY f.studio HAVING MAX(f.gross) < 1000 ORDER BY f.studio LIMIT 10000",
+    );
+    check(
+        &s,
+        "Which departments have an average salary above 80000?",
+        "SELECT d.dept_name AS dept_name, AVG(i.salary) AS avg_salary FROM instructor AS i INNER JOIN department AS d ON i.dept_id = d.id GROUP BY d.id, d.dept_name HAVING AVG(i.salary) > 80000 ORDER BY d.id, d.dept_name LIMIT 10000",
+    );
+}
+
+#[test]
+fn an_aggregate_condition_with_no_group_is_refused() {
+    refused_saying(
+        &studios(),
+        "What is the average gross above 4500000?",
+        "names no groups",
+    );
+}

@@ -7,8 +7,8 @@ use super::super::link::{PLACE_WORDS, TypeClass};
 use super::super::text::stem;
 
 use super::{
-    Agg, Builder, CmpOp, EveryColumn, Filter, Having, Lit, Measure, Output, RankKey, Target, Test,
-    Unlinked, is_function_word, punctuated_before,
+    Agg, Bound, Builder, CmpOp, EveryColumn, Filter, Having, Lit, Measure, Output, RankKey, Target,
+    Test, Unlinked, is_function_word, punctuated_before,
 };
 
 /// What the question is about: the mention that names the rows or attribute asked for,
@@ -42,17 +42,6 @@ const MORE_PLACE_WORDS: &[&str] = &[
     "track", "arena", "continent", "destination", "origin", "latitude", "longitude", "lat",
     "long",
 ];
-
-/// The aggregate's name in a sentence.
-fn agg_word(agg: Agg) -> &'static str {
-    match agg {
-        Agg::Count => "count",
-        Agg::Sum => "total",
-        Agg::Avg => "average",
-        Agg::Min => "minimum",
-        Agg::Max => "maximum",
-    }
-}
 
 /// A plain aggregate of `column` (or of rows) over `table`.
 fn plain(agg: Agg, column: Option<usize>, table: usize) -> Measure {
@@ -345,7 +334,7 @@ impl Builder<'_> {
                         span: None,
                     });
                 } else {
-                    self.agg_havings.push((Agg::Sum, c, op, v));
+                    self.agg_havings.push((Agg::Sum, c, op, Bound::Number(v)));
                 }
                 continue;
             }
@@ -353,7 +342,7 @@ impl Builder<'_> {
             self.a.having.push(Having {
                 measure: m,
                 op,
-                value: v,
+                value: Bound::Number(v),
             });
             if let Some(c) = entity.column {
                 self.group_by_the_named_rows(entity, t);
@@ -394,7 +383,7 @@ impl Builder<'_> {
                         reason: format!(
                             "the condition on the {} of {} names no groups to compute it for; \
                              name what it is per (e.g. 'for each …')",
-                            agg_word(agg),
+                            crate::build::agg_word(agg),
                             self.index.columns[c].name
                         ),
                     });

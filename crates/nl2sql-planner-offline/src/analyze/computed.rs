@@ -34,16 +34,34 @@ impl Builder<'_> {
     pub(super) fn computed_comparisons(&mut self) {
         let cues = self.cues.computed.clone();
         for cue in cues {
-            if let Some(filter) = self.computed_comparison(&cue) {
-                self.a
-                    .computed_read
-                    .push((cue.start, cue.end, filter.column, cue.agg));
-                self.a.filters.push(filter);
+            let Some((filter, compared)) = self.computed_comparison(&cue) else {
+                continue;
+            };
+            self.a
+                .computed_read
+                .push((cue.start, cue.end, filter.column, cue.agg));
+            // "product types whose average price is higher than the average price of all
+            // products": each group's aggregate is compared (HAVING), not each row.
+            if let Some(n) = compared.and_then(|k| self.aggregate_naming(k))
+                && let Test::VsComputed(op, agg, within) = filter.test
+            {
+                self.having_cues.push(n);
+                let c = filter.column;
+                self.agg_havings.push((
+                    self.cues.aggs[n].agg,
+                    c,
+                    op,
+                    Bound::Computed(c, agg, within),
+                ));
+                continue;
             }
+            self.a.filters.push(filter);
         }
     }
 
-    fn computed_comparison(&mut self, cue: &ComputedCue) -> Option<Filter> {
+    /// The filter, and the mention of the compared column named before the comparison
+    /// (or inside it), if one was.
+    fn computed_comparison(&mut self, cue: &ComputedCue) -> Option<(Filter, Option<usize>)> {
         let numeric = |m: &Mention| names_a_number_column(self.index, m);
         let free = |k: usize| !self.consumed[k];
         let after = self
@@ -143,11 +161,12 @@ impl Builder<'_> {
             inner.push(self.a.filters.remove(j));
         }
         inner.reverse();
-        Some(Filter {
+        let filter = Filter {
             column: c,
             test: Test::VsComputed(cue.op, cue.agg, inner),
             negated: false,
             span: Some((cue.start, clause_end)),
-        })
+        };
+        Some((filter, before))
     }
 }

@@ -1,5 +1,6 @@
 //! Aggregation words spelt in a column's name: "the number of deaths" over a column
-//! `Number_Deaths`, "the total points" over `Total_Points`, "max speed" over `Max_speed`.
+//! `Number_Deaths`, "the total points" over `Total_Points`, "max speed" over `Max_speed`,
+//! "an overall rating" over `overall_rating`.
 //! The question names a number each row keeps, and asks for that column (listed,
 //! compared, ordered by), not for a count, a sum or an extreme of it; an aggregation word
 //! before the name still aggregates the column ("the average number of hosts", "the
@@ -17,6 +18,7 @@ use super::super::text::{Token, stem};
 const NAME_PREFIXES: &[(&str, &[&str])] = &[
     ("number", &["number", "num", "no", "nbr"]),
     ("total", &["total", "tot"]),
+    ("overall", &["overall"]),
     ("maximum", &["maximum", "max"]),
     ("max", &["maximum", "max"]),
     ("minimum", &["minimum", "min"]),

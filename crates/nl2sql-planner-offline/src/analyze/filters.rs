@@ -699,7 +699,7 @@ impl Builder<'_> {
                     self.consumed[ka] = true;
                 }
                 for (op, v) in &cue.bounds {
-                    self.agg_havings.push((Agg::Sum, c, *op, *v));
+                    self.agg_havings.push((Agg::Sum, c, *op, Bound::Number(*v)));
                 }
                 continue;
             }
@@ -740,7 +740,7 @@ impl Builder<'_> {
                         self.having_cues.push(n);
                         let agg = self.cues.aggs[n].agg;
                         for (op, v) in &cue.bounds {
-                            self.agg_havings.push((agg, c, *op, *v));
+                            self.agg_havings.push((agg, c, *op, Bound::Number(*v)));
                         }
                         continue;
                     }
@@ -748,7 +748,7 @@ impl Builder<'_> {
                     // on the groups' sum (HAVING), not on rows.
                     if total.is_some() {
                         for (op, v) in &cue.bounds {
-                            self.agg_havings.push((Agg::Sum, c, *op, *v));
+                            self.agg_havings.push((Agg::Sum, c, *op, Bound::Number(*v)));
                         }
                         continue;
                     }
@@ -804,12 +804,24 @@ impl Builder<'_> {
         if !between_is_copula {
             return None;
         }
+        self.aggregate_naming(k)
+    }
+
+    /// The aggregation cue (not a count, not already read by a group's condition) right
+    /// before mention `k` ("average gross", "the maximum salary"); not a word of the
+    /// column's own name ("overall rating" over `overall_rating`).
+    pub(super) fn aggregate_naming(&self, k: usize) -> Option<usize> {
+        let m = &self.mentions[k];
+        let name = m.column().map(|c| &self.index.columns[c].plain);
         self.cues.aggs.iter().enumerate().find_map(|(n, a)| {
             (a.agg != Agg::Count
                 && a.end <= m.start
                 && m.start - a.end <= 1
                 && self.only_filler(a.end, m.start)
-                && !self.having_cues.contains(&n))
+                && !self.having_cues.contains(&n)
+                && !self.tokens[a.start..a.end]
+                    .iter()
+                    .any(|t| name.is_some_and(|words| words.contains(&t.lower))))
             .then_some(n)
         })
     }

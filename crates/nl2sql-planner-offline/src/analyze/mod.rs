@@ -146,7 +146,17 @@ pub(crate) struct Having {
     /// The comparison.
     pub(crate) op: CmpOp,
     /// The bound.
-    pub(crate) value: f64,
+    pub(crate) value: Bound,
+}
+
+/// What a group's measure is compared with.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Bound {
+    /// A number the question gives.
+    Number(f64),
+    /// A column aggregated over the rows of its table where the conditions hold ("higher
+    /// than the average price of all products").
+    Computed(usize, Agg, Vec<Filter>),
 }
 
 /// The meaning of a question over one schema.
@@ -537,7 +547,7 @@ struct Builder<'a> {
     noun_counts: Vec<(usize, usize)>,
     /// Conditions on an aggregate of a column per group (HAVING SUM, HAVING AVG…):
     /// aggregate, column, operator, bound.
-    agg_havings: Vec<(Agg, usize, CmpOp, f64)>,
+    agg_havings: Vec<(Agg, usize, CmpOp, Bound)>,
     /// The aggregation cues (indices into `cues.aggs`) that such a condition read
     /// ("studios whose average gross is above 4500000"): no measure of their own.
     having_cues: Vec<usize>,

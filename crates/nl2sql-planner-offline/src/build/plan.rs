@@ -10,7 +10,7 @@ use nl2sql_plan::{
 };
 
 use super::terms::{BuildError, aliases, and, literal, negate, number_literal, op_of};
-use crate::analyze::{Analysis, Filter, Grain, Lit, Measure, Output, Test};
+use crate::analyze::{Analysis, Bound, Filter, Grain, Lit, Measure, Output, Test};
 use crate::intent::Agg;
 use crate::joins::{JoinStep, join_tree};
 use crate::link::{Part, SchemaIndex};
@@ -584,15 +584,16 @@ impl<'a> Exprs<'a> {
             .having
             .iter()
             .map(|h| {
-                Expr::binary(
-                    op_of(h.op),
-                    self.measure(&self.a.measures[h.measure]),
-                    Expr::literal(if h.value.fract() == 0.0 {
-                        LiteralValue::Int(h.value as i64)
-                    } else {
-                        LiteralValue::Float(h.value)
-                    }),
-                )
+                let measure = &self.a.measures[h.measure];
+                let bound = match &h.value {
+                    Bound::Number(v) => Expr::literal(number_literal(*v)),
+                    // "whose average price is higher than the average price of all
+                    // products": a column aggregated over its table's rows.
+                    Bound::Computed(c, agg, within) => {
+                        Expr::subquery(self.computed(*c, *agg, within))
+                    }
+                };
+                Expr::binary(op_of(h.op), self.measure(measure), bound)
             })
             .chain(each)
             .chain(none)

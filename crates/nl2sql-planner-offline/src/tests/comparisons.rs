@@ -548,3 +548,20 @@ fn an_aggregate_condition_with_no_group_is_refused() {
         "names no groups",
     );
 }
+
+#[test]
+fn a_groups_aggregate_compared_with_a_computed_value_is_a_having_with_a_subquery() {
+    let s = studios();
+    // Not `WHERE f.gross > (SELECT AVG …)` with the first "average" unplaced.
+    check(
+        &s,
+        "Which studios have an average gross higher than the average gross of all films?",
+        "SELECT f.studio AS studio, AVG(f.gross) AS avg_gross FROM film AS f GROUP BY f.studio HAVING AVG(f.gross) > (SELECT AVG(a.gross) FROM film AS a) ORDER BY f.studio LIMIT 10000",
+    );
+    // A row's own value compared is still a row filter.
+    check(
+        &s,
+        "Which films have a gross higher than the average gross?",
+        "SELECT f.title AS film FROM film AS f WHERE f.gross > (SELECT AVG(a.gross) FROM film AS a) LIMIT 10000",
+    );
+}

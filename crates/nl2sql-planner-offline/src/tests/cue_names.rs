@@ -199,3 +199,25 @@ fn a_unit_a_column_name_ends_with_may_go_unsaid() {
         "SELECT w.date AS date, w.mean_visibility_miles AS mean_visibility_miles FROM weather AS w ORDER BY w.mean_visibility_miles DESC LIMIT 10000",
     );
 }
+
+#[test]
+fn overall_spelt_in_a_column_name_is_that_column_not_a_total() {
+    let s = snapshot_of(
+        "players",
+        vec![table(
+            "player",
+            vec![
+                col("player_id", "INTEGER", true),
+                col("player_name", "TEXT", false),
+                col("overall_rating", "INTEGER", false),
+            ],
+            vec![],
+        )],
+    );
+    // Not `SUM(overall_rating)` per player compared with the average.
+    check_placed(
+        &s,
+        "List the names of players who have an overall rating higher than the average.",
+        "SELECT p.player_name AS player_name FROM player AS p WHERE p.overall_rating > (SELECT AVG(a.overall_rating) FROM player AS a) LIMIT 10000",
+    );
+}

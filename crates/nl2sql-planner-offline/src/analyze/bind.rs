@@ -948,11 +948,41 @@ impl Builder<'_> {
     /// nearest before the superlative when it refers to one named before it, else the only
     /// table whose foreign keys refer to it. On Spider train such rankings were refused as
     /// naming no measure.
+    ///
+    /// Where several tables refer to it, a verb right before the superlative names the
+    /// one ("the product that was ordered the most often" over `Order_Items` and
+    /// `Product_Suppliers`: the rows of orders), and then "times" need not be said ("the
+    /// product ordered the most").
     fn times_counted(&self, start: usize, end: usize) -> Option<usize> {
         let said = self.tokens[start..(end + 3).min(self.tokens.len())]
             .iter()
             .any(|t| t.is_any(&["times", "often", "frequently"]));
-        if !said {
+        // The verb: the word before the superlative ("ordered the most"), not one the
+        // question links, ending in -ed.
+        let verb = start
+            .checked_sub(if start >= 2 && self.tokens[start - 1].is("the") {
+                2
+            } else {
+                1
+            })
+            .filter(|&v| {
+                self.tokens[v].lower.ends_with("ed")
+                    && !self.mentions.iter().any(|m| m.start <= v && v < m.end)
+            })
+            .map(|v| self.tokens[v].stem.as_str());
+        let names_verb = |t: usize| {
+            verb.is_some_and(|v| {
+                self.index.tables[t]
+                    .plain
+                    .iter()
+                    .any(|w| super::super::text::stem(w) == v)
+            })
+        };
+        let at_the_end = self.tokens[end..]
+            .iter()
+            .all(|t| t.is_any(&["?", ".", "often", "times", "number", "of", "the"]));
+        let verb_at_the_end = verb.is_some() && at_the_end;
+        if !said && !verb_at_the_end {
             return None;
         }
         let tables: Vec<usize> = self
@@ -973,10 +1003,17 @@ impl Builder<'_> {
         {
             return Some(named);
         }
-        let mut referring = (0..self.index.tables.len())
-            .filter(|&l| l != named && self.index.refers_directly(l, named));
-        match (referring.next(), referring.next()) {
-            (Some(l), None) => Some(l),
+        let referring: Vec<usize> = (0..self.index.tables.len())
+            .filter(|&l| l != named && self.index.refers_directly(l, named))
+            .collect();
+        let by_verb: Vec<usize> = referring
+            .iter()
+            .copied()
+            .filter(|&l| names_verb(l))
+            .collect();
+        match (referring.as_slice(), by_verb.as_slice()) {
+            (_, [l]) => Some(*l),
+            ([l], []) if said => Some(*l),
             _ => None,
         }
     }

@@ -175,3 +175,55 @@ fn the_most_times_counts_the_rows_that_refer_to_the_rows_named() {
     // Without "times" (or "often") the ranking names nothing to rank by.
     assert!(super::rules::sql_over(&s, "Which vehicle was used the most?").starts_with("ERROR"));
 }
+
+#[test]
+fn a_verb_before_the_most_names_which_referring_rows_are_counted() {
+    let s = super::snapshot_of(
+        "shop",
+        vec![
+            table(
+                "Products",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("product_name", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "Order_Items",
+                vec![
+                    col("order_item_id", "INTEGER", true),
+                    col("product_id", "INTEGER", false),
+                ],
+                vec![("product_id", "Products")],
+            ),
+            table(
+                "Product_Suppliers",
+                vec![
+                    col("supplier_id", "INTEGER", true),
+                    col("product_id", "INTEGER", false),
+                ],
+                vec![("product_id", "Products")],
+            ),
+        ],
+    );
+    // Two tables refer to products; "ordered" names the order items.
+    for question in [
+        "What is the name of the product that was ordered the most often?",
+        "What is the name of the product that was ordered the most?",
+    ] {
+        check(
+            &s,
+            question,
+            "SELECT p.product_name AS product_name, COUNT(*) AS order_item_count FROM Order_Items AS oi INNER JOIN Products AS p ON oi.product_id = p.id GROUP BY p.product_name ORDER BY order_item_count DESC LIMIT 1",
+        );
+    }
+    // A verb that names neither leaves the ranking unread.
+    assert!(
+        super::rules::sql_over(
+            &s,
+            "What is the name of the product that was liked the most?"
+        )
+        .starts_with("ERROR")
+    );
+}

@@ -53,12 +53,13 @@ pub(super) fn names(
             let modifier = tokens.get(i + n).is_some_and(|t| {
                 t.kind == TokenKind::Word && !is_function_word(&t.lower) && !is_stop_word(&t.lower)
             });
-            let mut cands = name_candidates(span, !modifier, index);
+            let noun = n == 1 && thing_after_determiner(tokens, i);
+            let mut cands = name_candidates(span, !modifier, noun, index);
             // `types of defects` names `defect types` ("friends of friends" is a relation
             // taken twice, no name).
             if cands.is_empty() && n == 3 && span[1].lower == "of" && span[0].stem != span[2].stem {
                 let swapped = [span[2].clone(), span[0].clone()];
-                cands = name_candidates(&swapped, false, index);
+                cands = name_candidates(&swapped, false, false, index);
             }
             if edge {
                 cands.retain(|(_, s)| *s >= 20);
@@ -80,8 +81,33 @@ pub(super) fn names(
     out
 }
 
-/// The candidates of one span, best kept by `pending`, literal matches preferred.
-fn name_candidates(span: &[Token], money: bool, index: &SchemaIndex) -> Candidates {
+/// Intent words that are also things a schema keeps rows of: "order" sorts a listing,
+/// but "an order" is an order.
+const THING_WORDS: &[&str] = &["order"];
+
+/// Words before a noun that make it a thing ("customers who never placed an order",
+/// "at least one order"), never said before the sorting sense ("in order of", "in the
+/// order of", "order by").
+/// ("in that order" and "in this order" sort.)
+const DETERMINERS: &[&str] = &[
+    "a", "an", "any", "each", "every", "one", "no", "their", "its", "his", "her", "single",
+    "latest", "earliest", "first", "last",
+];
+
+/// Whether the word at `i` is one of [`THING_WORDS`] said as a thing: after a determiner
+/// and not before "by", "of" or "in".
+fn thing_after_determiner(tokens: &[Token], i: usize) -> bool {
+    tokens[i].is_any(THING_WORDS)
+        && i > 0
+        && tokens[i - 1].is_any(DETERMINERS)
+        && !tokens
+            .get(i + 1)
+            .is_some_and(|t| t.is_any(&["by", "of", "in"]))
+}
+
+/// The candidates of one span, best kept by `pending`, literal matches preferred; a stop
+/// word links inside longer names only when said as a thing (`noun`).
+fn name_candidates(span: &[Token], money: bool, noun: bool, index: &SchemaIndex) -> Candidates {
     let stems: Vec<&str> = span.iter().map(|t| t.stem.as_str()).collect();
     let plain: Vec<String> = span.iter().map(|t| stem(&t.lower)).collect();
     // "hourly capacity" names `capacity_per_hour`: a rate adjective is "per" its unit.
@@ -95,7 +121,7 @@ fn name_candidates(span: &[Token], money: bool, index: &SchemaIndex) -> Candidat
         // list makes equal ("amount" is in `total_amount`; it is a `quantity` only by
         // synonym).
         let partial = if span.len() == 1 {
-            if is_stop_word(&span[0].lower) {
+            if is_stop_word(&span[0].lower) && !noun {
                 Vec::new()
             } else {
                 word_in_names(stems[0], &plain[0], index)

@@ -381,3 +381,44 @@ fn a_column_before_a_negation_is_not_of_the_table_negated() {
         );
     }
 }
+
+/// Customers and the orders they placed.
+fn shop_orders() -> SchemaSnapshot {
+    snapshot_of(
+        "shop_orders",
+        vec![
+            table(
+                "Customers",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("customer_name", "TEXT", false),
+                ],
+                vec![],
+            ),
+            table(
+                "Customer_Orders",
+                vec![
+                    col("order_id", "INTEGER", true),
+                    col("customer_id", "INTEGER", false),
+                    col("order_date", "TEXT", false),
+                ],
+                vec![("customer_id", "Customers")],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn an_order_after_a_determiner_is_a_thing_not_a_sort() {
+    let s = shop_orders();
+    // "an order" names the orders, as "orders" does.
+    let anti = "SELECT c.customer_name AS customer_name FROM Customers AS c LEFT JOIN Customer_Orders AS co ON c.id = co.customer_id WHERE co.order_id IS NULL LIMIT 10000";
+    check(&s, "Which customers never placed orders?", anti);
+    check(&s, "Which customers never placed an order?", anti);
+    // The sorting sense is unchanged.
+    check(
+        &s,
+        "List the customer names in the order of their names.",
+        "SELECT c.customer_name AS customer_name FROM Customers AS c ORDER BY c.customer_name LIMIT 10000",
+    );
+}

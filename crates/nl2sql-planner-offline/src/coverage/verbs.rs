@@ -39,6 +39,16 @@ pub(super) fn placed_as(
             index.tables[a].name, index.tables[b].name
         ));
     }
+    if let Some((a, b)) = used_by(site, i, plan) {
+        return Some(if a == b {
+            format!("the rows of {} that hold it", index.tables[a].name)
+        } else {
+            format!(
+                "the join of {} and {}",
+                index.tables[a].name, index.tables[b].name
+            )
+        });
+    }
     if let Some((a, joined)) = relates_before_it(site, i, plan) {
         return Some(if joined {
             format!("the join of {} to the other tables", index.tables[a].name)
@@ -90,6 +100,32 @@ fn related_tables(site: Site<'_>, i: usize) -> Option<(usize, usize)> {
         .target
         .table(site.index);
     (before != after && in_plan(before) && in_plan(after)).then_some((before, after))
+}
+
+/// "the payment methods used by parties", "the currency codes used in workshop groups",
+/// "the policies used by the customer 'Dayana Robel'": a verb followed by "by" or "in"
+/// and a table, where what is named right before it is a column or table of that same
+/// table (the rows that hold it) or of another the plan joins it with. The tables, the
+/// thing's first. Not where the plan groups: "by" may then have been read as "for each"
+/// ("how many payment methods are used by parties" counted per party).
+fn used_by(site: Site<'_>, i: usize, plan: &PlanModel) -> Option<(usize, usize)> {
+    if !site
+        .tokens
+        .get(i + 1)
+        .is_some_and(|t| t.is_any(&["by", "in"]))
+        || !plan.group_by.is_empty()
+    {
+        return None;
+    }
+    let before = nearest_before(&site.analysis.mentions, i, 1)?.1;
+    let after = nearest_after(&site.analysis.mentions, i + 1, 2)?.1;
+    let (Target::Column(_) | Target::Table(_), Target::Table(by)) = (&before.target, &after.target)
+    else {
+        return None;
+    };
+    let thing = before.target.table(site.index);
+    let in_plan = |t: usize| site.used.reads_table(site.index, t);
+    (in_plan(thing) && in_plan(*by)).then_some((thing, *by))
 }
 
 /// The table a relating verb at the end of its clause relates to the rest of the plan:

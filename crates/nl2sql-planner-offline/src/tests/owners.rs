@@ -112,3 +112,26 @@ fn a_verb_ending_its_clause_is_the_join_of_the_table_before_it() {
         "'published'",
     );
 }
+
+#[test]
+fn a_verb_before_by_or_in_and_a_table_is_placed_by_the_rows_or_join_it_relates() {
+    let s = shelf();
+    // The column's own table: the rows that hold it.
+    super::rules::check_placed(
+        &s,
+        "How many different countries are used in authors?",
+        "SELECT COUNT(DISTINCT a.Country) AS country_count FROM Author AS a LIMIT 10000",
+    );
+    // Another table the plan joins it with.
+    super::rules::check_placed(
+        &s,
+        "What are the titles of the books used by the author named 'Ann Lee'?",
+        "SELECT b.Title AS book, a.Name AS author FROM Book AS b INNER JOIN Author AS a ON b.AuthorID = a.id WHERE a.Name = 'Ann Lee' LIMIT 10000",
+    );
+    // A grouping may have read "by" as "for each": the verb stays unplaced.
+    super::rules::refused_placing(
+        &s,
+        "How many distinct countries are used by authors?",
+        "used",
+    );
+}

@@ -4,7 +4,7 @@
 
 use super::super::intent::{CORRESPONDING, number_at};
 use super::super::link::{ColumnInfo, TypeClass, nearest_before};
-use super::super::text::{is_money_word, punctuated_before};
+use super::super::text::{is_money_word, punctuated_before, stem};
 use super::{Agg, Builder, Measure, Mention, ROW_NOUNS, RankKey, Target, is_singular};
 
 impl Builder<'_> {
@@ -971,12 +971,7 @@ impl Builder<'_> {
             })
             .map(|v| self.tokens[v].stem.as_str());
         let names_verb = |t: usize| {
-            verb.is_some_and(|v| {
-                self.index.tables[t]
-                    .plain
-                    .iter()
-                    .any(|w| super::super::text::stem(w) == v)
-            })
+            verb.is_some_and(|v| self.index.tables[t].plain.iter().any(|w| stem(w) == v))
         };
         let at_the_end = self.tokens[end..]
             .iter()
@@ -1242,6 +1237,6 @@ pub(super) fn names_an_amount(col: &ColumnInfo) -> bool {
     col.plain.iter().any(|w| {
         ["count", "quantity", "amount", "total"]
             .iter()
-            .any(|a| super::super::text::stem(a) == *w)
+            .any(|a| stem(a) == *w)
     })
 }

@@ -6,7 +6,9 @@
 //! exist, so the inference runs once, where a contract is assembled, and each key it adds
 //! says so (`ForeignKeyContract::inferred`).
 
-use crate::schema::{Cardinality, ForeignKeyContract, SchemaContract, TableRef, TypeClass};
+use crate::schema::{
+    Cardinality, ColumnContract, ForeignKeyContract, SchemaContract, TableRef, TypeClass,
+};
 
 impl SchemaContract {
     /// Adds the undeclared foreign keys the names spell, and returns how many:
@@ -17,7 +19,13 @@ impl SchemaContract {
     ///   `Claims_Processing.Claim_Stage_ID` → `Claims_Processing_Stages.Claim_Stage_ID`,
     ///   but never `wine.No` → `appellations.No` nor `Physician.SSN` → `Patient.SSN`;
     /// * a column named `…<table>_id` when that table's one-column key is `id`:
-    ///   `trip.end_station_id` → `station.id`.
+    ///   `trip.end_station_id` → `station.id`;
+    /// * an integer column named as exactly one other table whose one-column key is an
+    ///   integer of another name: `flights.Airline` → `airlines.uid`, as the keys
+    ///   databases do declare are named (`Appointment.Physician` → `Physician.EmployeeID`,
+    ///   `Products.Manufacturer` → `Manufacturers.Code`: 23 of the 27 declared keys of
+    ///   Spider's training databases named as their table are integers), but never a text
+    ///   column (`team.park`, a park's name, beside `park.park_id`).
     ///
     /// Never from a table's own whole key (a one-to-one pair reads both ways), never from
     /// a column a declared key already leads from to another table, never to a table the
@@ -29,13 +37,17 @@ impl SchemaContract {
             .values()
             .map(|t| {
                 let mut pk = t.columns.values().filter(|c| c.is_primary_key);
-                let key = match (pk.next(), pk.next()) {
-                    (Some(c), None) => Some((c.name.clone(), TypeClass::of(&c.data_type))),
-                    _ => None,
+                let (key, key_is_integer) = match (pk.next(), pk.next()) {
+                    (Some(c), None) => (
+                        Some((c.name.clone(), TypeClass::of(&c.data_type))),
+                        is_integer(&c.data_type),
+                    ),
+                    _ => (None, false),
                 };
                 Keyed {
                     table: t.table.clone(),
                     key,
+                    key_is_integer,
                     words: singular_words(&t.table.table_name),
                 }
             })
@@ -65,7 +77,9 @@ impl SchemaContract {
                 {
                     continue;
                 }
-                let Some(to) = referred_by_name(&tables, &table.table, &column.name) else {
+                let Some(to) = referred_by_name(&tables, &table.table, &column.name)
+                    .or_else(|| named_as_table(&tables, &table.table, column))
+                else {
                     continue;
                 };
                 let Some((to_column, to_class)) = &to.key else {
@@ -102,6 +116,8 @@ impl SchemaContract {
 struct Keyed {
     table: TableRef,
     key: Option<(String, TypeClass)>,
+    /// Whether that key is an integer.
+    key_is_integer: bool,
     words: Vec<String>,
 }
 
@@ -150,6 +166,36 @@ fn referred_by_name<'a>(tables: &'a [Keyed], from: &TableRef, column: &str) -> O
         (Some(t), None) => Some(t),
         _ => None,
     }
+}
+
+/// The one other table `column` of `from` is named as, word for word (`Airline` →
+/// `airlines`), when both the column and that table's one-column key are integers.
+fn named_as_table<'a>(
+    tables: &'a [Keyed],
+    from: &TableRef,
+    column: &ColumnContract,
+) -> Option<&'a Keyed> {
+    if !is_integer(&column.data_type) {
+        return None;
+    }
+    let words = singular_words(&column.name);
+    let mut named = tables.iter().filter(|t| {
+        t.table != *from
+            && t.words == words
+            && t.key
+                .as_ref()
+                .is_some_and(|(name, _)| !name.eq_ignore_ascii_case(&column.name))
+            && t.key_is_integer
+    });
+    match (named.next(), named.next()) {
+        (Some(t), None) => Some(t),
+        _ => None,
+    }
+}
+
+/// Whether a declared type is an integer's (`INTEGER`, `INT`, `BIGINT`, `smallint(6)`).
+fn is_integer(data_type: &str) -> bool {
+    data_type.to_ascii_lowercase().contains("int")
 }
 
 /// The singular words of a name (`Claims_Processing_Stages` → `claim processing stage`).
@@ -428,6 +474,32 @@ mod tests {
         ]);
         c.infer_foreign_keys();
         assert_eq!(inferred(&c), vec!["actor.Musical_ID -> musical.Musical_ID"]);
+    }
+
+    #[test]
+    fn an_integer_column_named_as_a_table_refers_to_its_integer_key() {
+        let mut c = contract(vec![
+            table(
+                "airlines",
+                &[("uid", "INTEGER", true), ("Airline", "TEXT", false)],
+            ),
+            table(
+                "flights",
+                &[
+                    // Part of a two-column key, as in Spider's `flight_2`.
+                    ("Airline", "INTEGER", true),
+                    ("FlightNo", "INTEGER", true),
+                    ("Park", "TEXT", false),
+                    ("Country", "INTEGER", false),
+                ],
+            ),
+            // A text column named as a table is a name, not its key.
+            table("park", &[("park_id", "INTEGER", true)]),
+            // A text key is not an integer column's.
+            table("country", &[("code", "TEXT", true)]),
+        ]);
+        assert_eq!(c.infer_foreign_keys(), 1, "{:?}", inferred(&c));
+        assert_eq!(inferred(&c), vec!["flights.Airline -> airlines.uid"]);
     }
 
     #[test]

@@ -173,11 +173,88 @@ fn choose(tokens: &[Token], index: &SchemaIndex, group: &[usize]) -> Option<(usi
                 [p] if !other_said(*p) && has_rows_of_its_own(index, group[*p], group) => {
                     Some((group[*p], Vec::new()))
                 }
-                _ => None,
+                _ => holder_of_pairs(tokens, index, group, &own),
             }
         }
-        _ => None,
+        _ => holder_of_pairs(tokens, index, group, &own),
     }
+}
+
+/// Whether two stems are one word: equal, or one the other's start, by one letter (`liked`
+/// stems to "lik", `likes` to "like") or from five letters on (`prereq`,
+/// "prerequisites").
+fn same_word(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    long.starts_with(short) && (short.len() >= 5 || long.len() <= short.len() + 1)
+}
+
+/// Words between "have"/"with" and the thing had that say how many or which ("at least
+/// 3", "the greatest number of", "no", "any", "2 or more").
+const QUANTITY_WORDS: &[&str] = &[
+    "a", "an", "the", "any", "some", "no", "more", "most", "fewer", "fewest", "less", "least",
+    "than", "or", "at", "exactly", "only", "many", "much", "number", "of", "greatest", "largest",
+    "highest", "smallest", "lowest", "biggest", "one", "two", "three", "several", "other",
+];
+
+/// "students who have at least 3 friends", "the course with two prerequisites", "how many
+/// likes does Kyle have": in a table of pairs (`Friend(student_id, friend_id)`,
+/// `prereq(course_id, prereq_id)`) one key's only words are the table's own name (the
+/// friend, the prerequisite: the other side) and the other key is whose pair it is. Where
+/// the question says that name only as something had ("have", "has", "with", "without",
+/// or "… does X have"), the rows it is about hold the pairs, so the join is by the
+/// holder's key. Any other use of the name ("the friends of Kyle", "liked by someone")
+/// chooses nothing.
+fn holder_of_pairs(
+    tokens: &[Token],
+    index: &SchemaIndex,
+    group: &[usize],
+    own: &[Vec<String>],
+) -> Option<(usize, Vec<usize>)> {
+    let [a, b] = group else { return None };
+    let (fa, fb) = (&index.foreign_keys[*a], &index.foreign_keys[*b]);
+    if fa.from != fb.from || fa.to != fb.to || has_rows_of_its_own(index, *a, group) {
+        return None;
+    }
+    // The other side: the key whose own words are all words of the pair table's name
+    // (`friend_id` of `Friend`); the holder's are not (`student_id`).
+    let of_pair_name = |g: usize| {
+        !own[g].is_empty()
+            && own[g]
+                .iter()
+                .all(|w| index.tables[fa.from].stems.iter().any(|s| same_word(s, w)))
+    };
+    let other = match (of_pair_name(0), of_pair_name(1)) {
+        (true, false) => 0,
+        (false, true) => 1,
+        _ => return None,
+    };
+    let names = |t: &Token| own[other].iter().any(|w| same_word(&t.stem, w));
+    let said: Vec<usize> = (0..tokens.len()).filter(|i| names(&tokens[*i])).collect();
+    let had = |i: usize| {
+        let before = tokens[..i]
+            .iter()
+            .rev()
+            .find(|t| t.number().is_none() && !t.is_any(QUANTITY_WORDS));
+        if before.is_some_and(|t| t.is_any(&["have", "has", "had", "having", "with", "without"])) {
+            return true;
+        }
+        // "how many friends does Kyle have", "the number of likes Kyle has".
+        !tokens
+            .get(i + 1)
+            .is_some_and(|t| t.is_any(&["of", "who", "that", "which"]))
+            && tokens[i + 1..]
+                .iter()
+                .any(|t| t.is_any(&["have", "has", "had"]))
+    };
+    if said.is_empty() || !said.iter().all(|i| had(*i)) {
+        return None;
+    }
+    // The holder's own words, where said, say its role ("students who have friends").
+    let holder = 1 - other;
+    let at = (0..tokens.len())
+        .filter(|i| own[holder].contains(&tokens[*i].stem))
+        .collect();
+    Some((group[holder], at))
 }
 
 /// Whether key `k`'s table has rows of its own, a one-column primary key that none of the

@@ -221,11 +221,20 @@ fn friends() -> SchemaSnapshot {
 fn a_pair_of_the_same_rows_has_no_plain_side_and_numbers_are_no_roles() {
     let f = friends();
     // `friend_id` names no role beyond its table's name, but in a table of pairs it is
-    // just the other side: which side Kyle is on must be said.
+    // just the other side: which side Kyle is on must be said. "The friends of Kyle"
+    // does not say it ...
     refused_saying(
         &f,
-        "How many friends does the learner named 'Kyle' have?",
+        "What are the names of the friends of the learner named 'Kyle'?",
         "joined by 2 different keys",
+    );
+    // ... friends Kyle has do: Kyle holds the pairs (see
+    // `pairs_had_by_rows_join_by_the_holders_key`).
+    check_placed(
+        &f,
+        "How many friends does the learner named 'Kyle' have?",
+        "SELECT COUNT(*) AS friend_count FROM Friend AS f INNER JOIN Learner AS l ON \
+         f.classmate_id = l.id WHERE l.name = 'Kyle' LIMIT 10000",
     );
     // "2" is a number of points, not the role of `Learner_ID_2`.
     refused_saying(
@@ -276,5 +285,60 @@ fn words_of_the_same_role_choose_an_abbreviated_key() {
         &r,
         "How many routes are departing from each airport? Give the airport names.",
         "SELECT a.name AS airport, COUNT(*) AS route_count FROM routes AS r INNER JOIN airports AS a ON r.src_apid = a.id GROUP BY a.name ORDER BY a.name LIMIT 10000",
+    );
+}
+
+/// Members and their buddies: a table of pairs, both keys to `Member`, one named as the
+/// pair table itself (the other side), one as whose pair it is.
+fn buddies() -> SchemaSnapshot {
+    snapshot_of(
+        "buddies",
+        vec![
+            table(
+                "Member",
+                vec![
+                    col("id", "INTEGER", true),
+                    col("name", "TEXT", false),
+                    col("level", "INTEGER", false),
+                ],
+                vec![],
+            ),
+            table(
+                "Buddy",
+                vec![
+                    col("member_id", "INTEGER", false),
+                    col("buddy_id", "INTEGER", false),
+                ],
+                vec![("member_id", "Member"), ("buddy_id", "Member")],
+            ),
+        ],
+    )
+}
+
+#[test]
+fn pairs_had_by_rows_join_by_the_holders_key() {
+    let b = buddies();
+    check_placed(
+        &b,
+        "What are the names of members who have at least 3 buddies?",
+        "SELECT m.name AS member, COUNT(*) AS buddy_count FROM Buddy AS b INNER JOIN Member \
+         AS m ON b.member_id = m.id GROUP BY m.id, m.name HAVING COUNT(*) >= 3 ORDER BY m.id, \
+         m.name LIMIT 10000",
+    );
+    check_placed(
+        &b,
+        "What is the name of the member with the greatest number of buddies?",
+        "SELECT m.name AS member, COUNT(*) AS buddy_count FROM Buddy AS b INNER JOIN Member \
+         AS m ON b.member_id = m.id GROUP BY m.name ORDER BY buddy_count DESC LIMIT 1",
+    );
+}
+
+#[test]
+fn pairs_not_had_choose_no_key() {
+    let b = buddies();
+    refused_saying(
+        &b,
+        "What are the names of the buddies of members with level 3?",
+        "joined by 2 different keys",
     );
 }

@@ -19,8 +19,8 @@ pub use decomposition::{
     parse_decomposition, semantic_violations, stable_op_id, stable_subquery_id,
 };
 pub use model::{
-    AGGREGATE_FUNCTIONS, CaseWhen, Direction, Expr, ExprKind, GroupByItem, Interpretation,
-    InterpretedSpan, JoinSpec, JoinType, LiteralValue, MAX_DEPTH, MAX_DOCUMENT_BYTES,
-    MAX_IDENT_LEN, MAX_LIST_LEN, Op, OrderItem, PlanModel, PlanParseError, QueryType, SelectItem,
-    Signal, TableRef, parse_plan, plan_json_schema,
+    AGGREGATE_FUNCTIONS, CaseWhen, CastType, Direction, Expr, ExprKind, GroupByItem,
+    Interpretation, InterpretedSpan, JoinSpec, JoinType, LiteralValue, MAX_DEPTH,
+    MAX_DOCUMENT_BYTES, MAX_IDENT_LEN, MAX_LIST_LEN, Op, OrderItem, PlanModel, PlanParseError,
+    QueryType, SelectItem, Signal, TableRef, parse_plan, plan_json_schema,
 };

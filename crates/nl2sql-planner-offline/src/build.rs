@@ -150,6 +150,7 @@ pub(crate) fn output_dtype(a: &Analysis, index: &SchemaIndex, o: Output) -> Opti
             match (m.agg, m.column) {
                 (Agg::Count, _) => Some(Dtype::Int),
                 (Agg::Avg, _) => Some(Dtype::Float),
+                (_, Some(c)) if index.columns[c].numbers_as_text => Some(Dtype::Float),
                 (_, Some(c)) => col_dtype(c),
                 (_, None) => None,
             }

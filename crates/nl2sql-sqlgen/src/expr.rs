@@ -1,7 +1,7 @@
 //! Expressions, precedence parentheses and the dialect function map
 //! (spec: sql-generation.md §4, §4.2).
 
-use nl2sql_plan::{AGGREGATE_FUNCTIONS, Expr, ExprKind, LiteralValue, Op, PlanModel};
+use nl2sql_plan::{AGGREGATE_FUNCTIONS, CastType, Expr, ExprKind, LiteralValue, Op, PlanModel};
 use nl2sql_state::{Dialect, PipelineError};
 use sqlparser::ast::helpers::attached_token::AttachedToken;
 use sqlparser::ast::{
@@ -191,6 +191,34 @@ fn build(e: &Expr, cx: Cx) -> Result<(Sql, Prec), PipelineError> {
         }
         ExprKind::Binary => binary(e, cx),
         ExprKind::Subquery => Ok((Sql::Subquery(Box::new(subquery(e, cx)?)), Prec::Atom)),
+        ExprKind::Cast => {
+            let operand = e
+                .expr
+                .as_deref()
+                .ok_or_else(|| missing("cast without expr"))?;
+            let to = e.cast_to.ok_or_else(|| missing("cast without cast_to"))?;
+            let inner = render_expr(operand, cx)?;
+            Ok((cast(inner, cast_type(to, cx.dialect)), Prec::Atom))
+        }
+    }
+}
+
+/// The dialect's spelling of a cast's type: a double for `real` (`REAL` in SQLite, whose
+/// only float it is), a 64-bit integer for `integer` (MySQL spells it `SIGNED`), text.
+fn cast_type(to: CastType, dialect: Dialect) -> DataType {
+    match (to, dialect) {
+        (CastType::Real, Dialect::Sqlite) => DataType::Real,
+        (CastType::Real, Dialect::Postgres | Dialect::Generic) => DataType::DoublePrecision,
+        (CastType::Real, Dialect::MySql | Dialect::DuckDb) => {
+            DataType::Double(ExactNumberInfo::None)
+        }
+        (CastType::Integer, Dialect::Sqlite) => DataType::Integer(None),
+        (CastType::Integer, Dialect::Postgres | Dialect::DuckDb | Dialect::Generic) => {
+            DataType::BigInt(None)
+        }
+        (CastType::Integer, Dialect::MySql) => DataType::Signed,
+        (CastType::Text, Dialect::MySql) => DataType::Char(None),
+        (CastType::Text, _) => DataType::Text,
     }
 }
 

@@ -1,6 +1,6 @@
 //! Unit tests of the generator.
 
-use nl2sql_plan::{CaseWhen, Expr, LiteralValue, Op, PlanModel, SelectItem, TableRef};
+use nl2sql_plan::{CaseWhen, CastType, Expr, LiteralValue, Op, PlanModel, SelectItem, TableRef};
 use nl2sql_state::{Dialect, ErrorCode};
 
 use super::*;
@@ -75,6 +75,35 @@ fn or_under_and_is_parenthesised_and_and_chains_are_flat() {
     );
     let chain = Expr::binary(Op::And, Expr::binary(Op::And, a.clone(), b.clone()), a);
     check(Dialect::Postgres, chain, "t.a = 1 AND t.b = 2 AND t.a = 1");
+}
+
+#[test]
+fn casts_spell_each_dialects_types() {
+    let real = || Expr::cast(col("t", "speed"), CastType::Real);
+    check(Dialect::Sqlite, real(), "CAST(t.speed AS REAL)");
+    check(
+        Dialect::Postgres,
+        real(),
+        "CAST(t.speed AS DOUBLE PRECISION)",
+    );
+    check(Dialect::MySql, real(), "CAST(t.speed AS DOUBLE)");
+    check(Dialect::DuckDb, real(), "CAST(t.speed AS DOUBLE)");
+    let int = || Expr::cast(col("t", "n"), CastType::Integer);
+    check(Dialect::Sqlite, int(), "CAST(t.n AS INTEGER)");
+    check(Dialect::Postgres, int(), "CAST(t.n AS BIGINT)");
+    check(Dialect::MySql, int(), "CAST(t.n AS SIGNED)");
+    let text = || Expr::cast(col("t", "n"), CastType::Text);
+    check(Dialect::Sqlite, text(), "CAST(t.n AS TEXT)");
+    check(Dialect::MySql, text(), "CAST(t.n AS CHAR)");
+    // An operand of a cast needs no parentheses of its own.
+    check(
+        Dialect::Sqlite,
+        Expr::cast(
+            Expr::binary(Op::Plus, col("t", "a"), col("t", "b")),
+            CastType::Real,
+        ),
+        "CAST(t.a + t.b AS REAL)",
+    );
 }
 
 #[test]

@@ -13,9 +13,9 @@ pub use parse::{
     MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_IDENT_LEN, MAX_LIST_LEN, PlanParseError, parse_plan,
 };
 pub use types::{
-    AGGREGATE_FUNCTIONS, CaseWhen, Direction, Expr, ExprKind, GroupByItem, Interpretation,
-    InterpretedSpan, JoinSpec, JoinType, LiteralValue, Op, OrderItem, PlanModel, QueryType,
-    SelectItem, Signal, TableRef,
+    AGGREGATE_FUNCTIONS, CaseWhen, CastType, Direction, Expr, ExprKind, GroupByItem,
+    Interpretation, InterpretedSpan, JoinSpec, JoinType, LiteralValue, Op, OrderItem, PlanModel,
+    QueryType, SelectItem, Signal, TableRef,
 };
 
 /// The JSON Schema (draft 2020-12) of [`PlanModel`], generated from the types.

@@ -167,7 +167,7 @@ fn check_expr(path: &str, e: &Expr, depth: usize) -> Result<(), PlanParseError> 
     }
     let k = e.kind;
     // Foreign fields, in JSON key order of the spec table.
-    let present: [(&str, bool, &[K]); 15] = [
+    let present: [(&str, bool, &[K]); 16] = [
         ("value", e.value.is_some(), &[K::Literal]),
         ("is_null", e.is_null, &[K::Literal]),
         ("alias", e.alias.is_some(), &[K::Column]),
@@ -179,7 +179,8 @@ fn check_expr(path: &str, e: &Expr, depth: usize) -> Result<(), PlanParseError> 
         ("op", e.op.is_some(), &[K::Binary, K::Unary]),
         ("left", e.left.is_some(), &[K::Binary]),
         ("right", e.right.is_some(), &[K::Binary]),
-        ("expr", e.expr.is_some(), &[K::Unary]),
+        ("expr", e.expr.is_some(), &[K::Unary, K::Cast]),
+        ("cast_to", e.cast_to.is_some(), &[K::Cast]),
         ("whens", !e.whens.is_empty(), &[K::Case]),
         ("else_expr", e.else_expr.is_some(), &[K::Case]),
         ("query", e.query.is_some(), &[K::Subquery]),
@@ -254,6 +255,15 @@ fn check_expr(path: &str, e: &Expr, depth: usize) -> Result<(), PlanParseError> 
                         op.as_str()
                     ),
                 ));
+            }
+            let Some(operand) = &e.expr else {
+                return Err(missing(path, k, "expr"));
+            };
+            check_expr(&format!("{path}.expr"), operand, depth + 1)?;
+        }
+        K::Cast => {
+            if e.cast_to.is_none() {
+                return Err(missing(path, k, "cast_to"));
             }
             let Some(operand) = &e.expr else {
                 return Err(missing(path, k, "expr"));

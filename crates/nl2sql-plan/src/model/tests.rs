@@ -227,6 +227,33 @@ fn foreign_field_on_column_is_rejected() {
 }
 
 #[test]
+fn cast_needs_its_type_and_operand_and_round_trips() {
+    let (path, _) = check_err(&select_one(
+        r#"{"kind":"cast","expr":{"kind":"column","column_name":"a"}}"#,
+    ));
+    assert_eq!(path, "$.select_items[0].expr.cast_to");
+    let (path, _) = check_err(&select_one(r#"{"kind":"cast","cast_to":"real"}"#));
+    assert_eq!(path, "$.select_items[0].expr.expr");
+    let (path, _) = check_err(&select_one(
+        r#"{"kind":"column","column_name":"a","cast_to":"real"}"#,
+    ));
+    assert_eq!(path, "$.select_items[0].expr.cast_to");
+    let (path, _) = check_err(&select_one(
+        r#"{"kind":"cast","cast_to":"decimal","expr":{"kind":"column","column_name":"a"}}"#,
+    ));
+    assert_eq!(path, "$.select_items[0].expr.cast_to");
+    let plan = parse_plan(&select_one(
+        r#"{"kind":"cast","cast_to":"real","expr":{"kind":"column","column_name":"a"}}"#,
+    ))
+    .unwrap();
+    let e = &plan.select_items[0].expr;
+    assert_eq!(e, &Expr::cast(Expr::column(None, "a"), CastType::Real));
+    let json = serde_json::to_value(e).unwrap();
+    assert_eq!(json["cast_to"], "real");
+    assert_eq!(json["kind"], "cast");
+}
+
+#[test]
 fn case_without_whens_is_rejected() {
     let (path, _) = check_err(&select_one(r#"{"kind":"case","whens":[]}"#));
     assert_eq!(path, "$.select_items[0].expr.whens");
@@ -312,7 +339,7 @@ fn json_schema_forbids_unknown_keys_and_lists_kinds() {
     assert_eq!(schema["additionalProperties"], false);
     let text = schema.to_string();
     for kind in [
-        "literal", "column", "func", "binary", "unary", "case", "IS NOT",
+        "literal", "column", "func", "binary", "unary", "case", "cast", "real", "IS NOT",
     ] {
         assert!(text.contains(&format!("\"{kind}\"")), "{kind} missing");
     }

@@ -261,6 +261,9 @@ pub enum ExprKind {
     /// A sub-query: a whole plan of its own, uncorrelated, selecting one column; a scalar
     /// when its plan yields one row (`x > (SELECT AVG(…) …)`), a list on the right of `IN`.
     Subquery,
+    /// A conversion of `expr` to the type `cast_to` (`CAST(x AS REAL)`): numbers a
+    /// database keeps as text, added up, averaged, compared or ordered as numbers.
+    Cast,
 }
 
 impl ExprKind {
@@ -274,6 +277,31 @@ impl ExprKind {
             ExprKind::Unary => "unary",
             ExprKind::Case => "case",
             ExprKind::Subquery => "subquery",
+            ExprKind::Cast => "cast",
+        }
+    }
+}
+
+/// The type a `cast` expression converts to, each written in the dialect's own spelling
+/// (`REAL`, `DOUBLE PRECISION`, `DOUBLE`; `INTEGER`, `SIGNED`; `TEXT`, `CHAR`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CastType {
+    /// A floating-point number.
+    Real,
+    /// An integer.
+    Integer,
+    /// Text.
+    Text,
+}
+
+impl CastType {
+    /// The JSON spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CastType::Real => "real",
+            CastType::Integer => "integer",
+            CastType::Text => "text",
         }
     }
 }
@@ -494,9 +522,12 @@ pub struct Expr {
     /// Binary: right operand.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub right: Option<Box<Expr>>,
-    /// Unary: the operand.
+    /// Unary or cast: the operand.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expr: Option<Box<Expr>>,
+    /// Cast: the type converted to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cast_to: Option<CastType>,
     /// Case: the branches.
     #[serde(
         default,
@@ -528,6 +559,7 @@ impl Expr {
             left: None,
             right: None,
             expr: None,
+            cast_to: None,
             whens: Vec::new(),
             else_expr: None,
             query: None,
@@ -595,6 +627,15 @@ impl Expr {
             op: Some(op),
             expr: Some(Box::new(operand)),
             ..Expr::empty(ExprKind::Unary)
+        }
+    }
+
+    /// `CAST(operand AS to)`.
+    pub fn cast(operand: Expr, to: CastType) -> Expr {
+        Expr {
+            expr: Some(Box::new(operand)),
+            cast_to: Some(to),
+            ..Expr::empty(ExprKind::Cast)
         }
     }
 

@@ -454,7 +454,7 @@ fn names_every_column_word(index: &SchemaIndex) -> bool {
 
 /// Whether mention `m` names a number column (what a comparison can compare).
 fn names_a_number_column(index: &SchemaIndex, m: &Mention) -> bool {
-    matches!(m.target, Target::Column(c) if index.columns[c].class == super::link::TypeClass::Numeric)
+    matches!(m.target, Target::Column(c) if index.columns[c].is_number())
 }
 
 /// What the planner reads of comparisons with a computed value, for refusals.

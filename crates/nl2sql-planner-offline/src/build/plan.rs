@@ -5,15 +5,15 @@
 use std::collections::BTreeSet;
 
 use nl2sql_plan::{
-    CaseWhen, Direction, Expr, ExprKind, GroupByItem, JoinSpec, JoinType, LiteralValue, Op,
-    OrderItem, PlanModel, SelectItem, TableRef,
+    CaseWhen, CastType, Direction, Expr, ExprKind, GroupByItem, JoinSpec, JoinType, LiteralValue,
+    Op, OrderItem, PlanModel, SelectItem, TableRef,
 };
 
 use super::terms::{BuildError, aliases, and, literal, negate, number_literal, op_of};
 use crate::analyze::{Analysis, Bound, Filter, Grain, Lit, Measure, Output, Test};
 use crate::intent::Agg;
 use crate::joins::{JoinStep, join_tree};
-use crate::link::{Part, SchemaIndex};
+use crate::link::{ColumnInfo, Part, SchemaIndex};
 
 /// Builds the `PlanModel` of `a`, with the select aliases `names`.
 pub(crate) fn plan_model(
@@ -335,6 +335,12 @@ impl<'a> Exprs<'a> {
         Expr::column(Some(&self.layout.alias_of(info.table)), &info.name)
     }
 
+    /// Column `c` read as a number: cast when its numbers are kept as text, so that they
+    /// add up, compare and sort as numbers ("9" < "55"), in every dialect.
+    fn number(&self, c: usize) -> Expr {
+        as_number(self.col(c), &self.index.columns[c])
+    }
+
     /// A column, or a grouped date column by its calendar period.
     fn grouped(&self, c: usize) -> Expr {
         match self
@@ -367,12 +373,18 @@ impl<'a> Exprs<'a> {
             return Expr::distinct_aggregate("COUNT", self.col(key));
         }
         let arg = |c: usize| match (m.times, m.minus) {
-            (Some(t), _) => Expr::binary(Op::Multiply, self.col(t), self.col(c)),
-            (None, Some(t)) => Expr::binary(Op::Minus, self.col(c), self.col(t)),
-            (None, None) => self.col(c),
+            (Some(t), _) => Expr::binary(Op::Multiply, self.number(t), self.number(c)),
+            (None, Some(t)) => Expr::binary(Op::Minus, self.number(c), self.number(t)),
+            (None, None) => self.number(c),
         };
         if let (true, Some(c)) = (m.distinct, m.column) {
-            return Expr::distinct_aggregate(agg_name(m.agg), arg(c));
+            // Distinct values are the stored ones ("5" and "5.0" are two).
+            let arg = if m.agg == Agg::Count {
+                self.col(c)
+            } else {
+                arg(c)
+            };
+            return Expr::distinct_aggregate(agg_name(m.agg), arg);
         }
         let (name, arg) = match (m.agg, m.column) {
             (Agg::Count, _) | (_, None) => ("COUNT", Expr::column(None, "*")),
@@ -395,9 +407,9 @@ impl<'a> Exprs<'a> {
         match &f.test {
             Test::Cmp(op, lit) => {
                 let op = if f.negated { negate(*op) } else { *op };
-                let value = match lit {
-                    Lit::Number(x) => number_literal(*x),
-                    Lit::Date(d) => LiteralValue::Str(d.clone()),
+                let (c, value) = match lit {
+                    Lit::Number(x) => (self.number(f.column), number_literal(*x)),
+                    Lit::Date(d) => (c, LiteralValue::Str(d.clone())),
                 };
                 Expr::binary(op_of(op), c, Expr::literal(value))
             }
@@ -429,7 +441,7 @@ impl<'a> Exprs<'a> {
             Test::VsComputed(op, agg, within) => {
                 let op = if f.negated { negate(*op) } else { *op };
                 let inner = self.computed(f.column, *agg, within);
-                Expr::binary(op_of(op), c, Expr::subquery(inner))
+                Expr::binary(op_of(op), self.number(f.column), Expr::subquery(inner))
             }
         }
     }
@@ -440,7 +452,10 @@ impl<'a> Exprs<'a> {
     fn computed(&self, c: usize, agg: Agg, within: &[Filter]) -> PlanModel {
         let info = &self.index.columns[c];
         let alias = "a".to_owned();
-        let mut value = Expr::func(agg_name(agg), vec![Expr::column(Some(&alias), &info.name)]);
+        let mut value = Expr::func(
+            agg_name(agg),
+            vec![as_number(Expr::column(Some(&alias), &info.name), info)],
+        );
         value.is_aggregate = true;
         // The conditions as the outer plan would write them, on the sub-query's alias.
         let conditions = within.iter().map(|w| {
@@ -632,6 +647,10 @@ impl<'a> Exprs<'a> {
             .enumerate()
             .map(|(i, (o, desc))| {
                 let expr = match o {
+                    // A column of numbers kept as text sorts as numbers.
+                    Output::Column(c) if !self.a.grains.iter().any(|(g, _)| g == c) => {
+                        self.number(*c)
+                    }
                     Output::Column(c) => self.grouped(*c),
                     Output::Measure(m) => match self.a.outputs.iter().position(|x| x == o) {
                         Some(p) => Expr::column(None, &names[p]),
@@ -649,6 +668,16 @@ impl<'a> Exprs<'a> {
                 }
             })
             .collect()
+    }
+}
+
+/// `e`, a reference to column `info`, cast to a number when the column keeps numbers as
+/// text.
+fn as_number(e: Expr, info: &ColumnInfo) -> Expr {
+    if info.numbers_as_text {
+        Expr::cast(e, CastType::Real)
+    } else {
+        e
     }
 }
 

@@ -62,12 +62,21 @@ pub(crate) struct ColumnInfo {
     pub(crate) samples: Vec<Sample>,
     /// The samples are all the values the column holds.
     pub(crate) exhaustive: bool,
+    /// A text column whose known values are all numbers (`roller_coaster.Speed` holding
+    /// "55" and "51.3", `room_count CHAR(5)`), not named as an identifier: added up,
+    /// averaged, compared and ranked as numbers, through a cast.
+    pub(crate) numbers_as_text: bool,
 }
 
 impl ColumnInfo {
     /// True for numeric columns that are not keys.
     pub(crate) fn is_measure(&self) -> bool {
-        self.class == TypeClass::Numeric && !self.is_key
+        self.is_number() && !self.is_key
+    }
+
+    /// A number column, or a text column of numbers.
+    pub(crate) fn is_number(&self) -> bool {
+        self.class == TypeClass::Numeric || self.numbers_as_text
     }
 
     /// True for date and timestamp columns.
@@ -209,6 +218,15 @@ impl SchemaIndex {
                         }
                     }
                 }
+                // At least five different numbers: fewer are codes of a category
+                // (`gender` "0"/"1", `Reign` "1"/"2", `CLASS_SECTION`), counted or
+                // grouped by, not added up (learned on Spider train, where reading such
+                // columns as quantities turned right answers wrong).
+                let numbers_as_text = class == TypeClass::Text
+                    && stats.is_some_and(|st| {
+                        st.distinct_count >= 5 && holds_numbers(known_values(st))
+                    })
+                    && !named_as_identifier(&column.name);
                 info.columns.push(index.columns.len());
                 index.columns.push(ColumnInfo {
                     name: column.name.clone(),
@@ -240,6 +258,7 @@ impl SchemaIndex {
                                 .is_ok_and(|d| d <= known_values(st).len())
                     }),
                     samples,
+                    numbers_as_text,
                 });
             }
             index.tables.push(info);
@@ -277,6 +296,22 @@ impl SchemaIndex {
                         from_columns: fk.constrained_columns.clone(),
                         to_columns: fk.referred_columns.clone(),
                     });
+                }
+            }
+        }
+        // A column that refers to another table's key identifies a row there, whatever
+        // its type (`car_makers.Country` TEXT holding country ids): never a quantity.
+        for k in 0..index.foreign_keys.len() {
+            let (from, columns) = (
+                index.foreign_keys[k].from,
+                index.foreign_keys[k].from_columns.clone(),
+            );
+            for c in index.tables[from].columns.clone() {
+                if columns
+                    .iter()
+                    .any(|n| n.eq_ignore_ascii_case(&index.columns[c].name))
+                {
+                    index.columns[c].numbers_as_text = false;
                 }
             }
         }
@@ -655,4 +690,46 @@ fn known_values(stats: &ColumnStatistics) -> &[Value] {
     } else {
         &stats.values
     }
+}
+
+/// Whether known values are numbers written as text: at least two, every one a decimal
+/// number (spaces around it allowed), none with a leading zero (`007`, `02134`: a code,
+/// not a quantity).
+fn holds_numbers(values: &[Value]) -> bool {
+    values.len() >= 2
+        && values.iter().all(|v| {
+            let Some(text) = v.as_str().map(str::trim) else {
+                return false;
+            };
+            let digits = text.strip_prefix('-').unwrap_or(text);
+            !digits.is_empty()
+                && digits.chars().all(|c| c.is_ascii_digit() || c == '.')
+                && digits.chars().filter(|c| *c == '.').count() <= 1
+                && digits.chars().any(|c| c.is_ascii_digit())
+                && !(digits.len() > 1 && digits.starts_with('0') && !digits.starts_with("0."))
+        })
+}
+
+/// Whether a column's name says it identifies rather than measures: its last word is a
+/// code, a number, a zip or postal code, a phone or fax (`apt_number`, `zip_postcode`,
+/// `Phone`).
+fn named_as_identifier(name: &str) -> bool {
+    split_ident(name).last().is_some_and(|w| {
+        matches!(
+            w.to_ascii_lowercase().as_str(),
+            "code"
+                | "number"
+                | "no"
+                | "num"
+                | "nbr"
+                | "zip"
+                | "zipcode"
+                | "postcode"
+                | "phone"
+                | "fax"
+                | "id"
+                | "key"
+                | "ssn"
+        )
+    })
 }

@@ -31,6 +31,7 @@ mod literals;
 mod names_of;
 mod negations;
 mod nouns;
+mod numbers_as_text;
 mod owners;
 mod per_answer;
 mod phrasing;

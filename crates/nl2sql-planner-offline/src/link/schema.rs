@@ -301,19 +301,14 @@ impl SchemaIndex {
         }
         // A column that refers to another table's key identifies a row there, whatever
         // its type (`car_makers.Country` TEXT holding country ids): never a quantity.
-        for k in 0..index.foreign_keys.len() {
-            let (from, columns) = (
-                index.foreign_keys[k].from,
-                index.foreign_keys[k].from_columns.clone(),
-            );
-            for c in index.tables[from].columns.clone() {
-                if columns
-                    .iter()
-                    .any(|n| n.eq_ignore_ascii_case(&index.columns[c].name))
-                {
-                    index.columns[c].numbers_as_text = false;
-                }
-            }
+        let keys: Vec<usize> = (0..index.columns.len())
+            .filter(|c| {
+                let col = &index.columns[*c];
+                col.numbers_as_text && index.foreign_keys.iter().any(|f| f.leads_from(col))
+            })
+            .collect();
+        for c in keys {
+            index.columns[c].numbers_as_text = false;
         }
         index.name_stems = index
             .tables
